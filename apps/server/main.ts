@@ -1,0 +1,61 @@
+import { ConfigError, loadConfig } from '../../libs/config/config.ts';
+import { createLogger } from '../../libs/observability/logger.ts';
+import { startCairn } from './cairn.ts';
+
+const SHUTDOWN_DEADLINE_MS = 10_000;
+
+async function main(): Promise<void> {
+  let config: ReturnType<typeof loadConfig>;
+  try {
+    config = loadConfig();
+  } catch (error) {
+    if (error instanceof ConfigError) {
+      process.stderr.write(`${error.message}\n`);
+      process.exit(2);
+    }
+    throw error;
+  }
+  const logger = createLogger(config.logLevel);
+  const cairn = await startCairn({ config, logger });
+  const engines = [
+    `postgres=${cairn.engines.postgres.kind}`,
+    `clickhouse=${cairn.engines.clickhouse.kind}`,
+    `queue=${cairn.engines.queue.kind}`,
+  ].join(' ');
+  logger.info(
+    { role: config.role, url: cairn.url, dataDir: config.dataDir },
+    `cairn started (${engines})`,
+  );
+  process.stdout.write(`Cairn (${config.role}) is serving on ${cairn.url} (${engines})\n`);
+
+  let stopping = false;
+  const stop = (signal: string) => {
+    if (stopping) {
+      logger.warn({ signal }, 'second signal: exiting now');
+      process.exit(1);
+    }
+    stopping = true;
+    logger.info({ signal }, 'shutting down');
+    const deadline = setTimeout(() => {
+      logger.error('shutdown deadline passed: exiting');
+      process.exit(1);
+    }, SHUTDOWN_DEADLINE_MS);
+    deadline.unref();
+    cairn.close().then(
+      () => process.exit(0),
+      (error: unknown) => {
+        logger.error({ err: error }, 'shutdown failed');
+        process.exit(1);
+      },
+    );
+  };
+  process.on('SIGTERM', () => stop('SIGTERM'));
+  process.on('SIGINT', () => stop('SIGINT'));
+}
+
+main().catch((error: unknown) => {
+  process.stderr.write(
+    `cairn failed to start: ${error instanceof Error ? error.message : String(error)}\n`,
+  );
+  process.exit(1);
+});

@@ -1,0 +1,152 @@
+/**
+ * Named periods → half-open [from, to) instants. Every period is a run of whole calendar days
+ * in the request's time zone, so a day boundary is local midnight even across DST changes.
+ * "last_N_days" are the N days ending with today (today included); weeks start on Monday.
+ */
+export const PERIODS = [
+  'today',
+  'yesterday',
+  'last_7_days',
+  'last_30_days',
+  'last_90_days',
+  'this_week',
+  'last_week',
+  'this_month',
+  'last_month',
+  'this_quarter',
+  'this_year',
+  'all_time',
+] as const;
+
+export type PeriodName = (typeof PERIODS)[number];
+export const DEFAULT_PERIOD: PeriodName = 'last_30_days';
+
+export interface ResolvedPeriod {
+  name: PeriodName;
+  from: Date;
+  to: Date;
+  timezone: string;
+}
+
+/** A calendar date as days since 1970-01-01, so arithmetic is plain integer math. */
+type Day = number;
+const MS_PER_DAY = 86_400_000;
+
+export function resolvePeriod(name: PeriodName, now: Date, timezone: string): ResolvedPeriod {
+  const today = localDay(now, timezone);
+  const [fromDay, toDay] = dayRange(name, today);
+  return {
+    name,
+    from: fromDay === null ? new Date(0) : startOfDay(fromDay, timezone),
+    to: startOfDay(toDay, timezone),
+    timezone,
+  };
+}
+
+function dayRange(name: PeriodName, today: Day): [Day | null, Day] {
+  const { year, month } = civil(today);
+  const monday = today - ((weekday(today) + 6) % 7);
+  const quarterMonth = month - ((month - 1) % 3);
+  switch (name) {
+    case 'today':
+      return [today, today + 1];
+    case 'yesterday':
+      return [today - 1, today];
+    case 'last_7_days':
+      return [today - 6, today + 1];
+    case 'last_30_days':
+      return [today - 29, today + 1];
+    case 'last_90_days':
+      return [today - 89, today + 1];
+    case 'this_week':
+      return [monday, monday + 7];
+    case 'last_week':
+      return [monday - 7, monday];
+    case 'this_month':
+      return [dayOf(year, month, 1), dayOf(year, month + 1, 1)];
+    case 'last_month':
+      return [dayOf(year, month - 1, 1), dayOf(year, month, 1)];
+    case 'this_quarter':
+      return [dayOf(year, quarterMonth, 1), dayOf(year, quarterMonth + 3, 1)];
+    case 'this_year':
+      return [dayOf(year, 1, 1), dayOf(year + 1, 1, 1)];
+    case 'all_time':
+      return [null, today + 1];
+  }
+}
+
+export function isValidTimezone(timezone: string): boolean {
+  try {
+    new Intl.DateTimeFormat('en-US', { timeZone: timezone });
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+const dayOf = (year: number, month: number, date: number): Day =>
+  Math.floor(Date.UTC(year, month - 1, date) / MS_PER_DAY);
+
+function civil(day: Day): { year: number; month: number } {
+  const date = new Date(day * MS_PER_DAY);
+  return { year: date.getUTCFullYear(), month: date.getUTCMonth() + 1 };
+}
+
+/** 0 = Sunday … 6 = Saturday. */
+const weekday = (day: Day): number => new Date(day * MS_PER_DAY).getUTCDay();
+
+const formatters = new Map<string, Intl.DateTimeFormat>();
+function formatter(timezone: string): Intl.DateTimeFormat {
+  let format = formatters.get(timezone);
+  if (!format) {
+    format = new Intl.DateTimeFormat('en-US', {
+      timeZone: timezone,
+      hourCycle: 'h23',
+      year: 'numeric',
+      month: 'numeric',
+      day: 'numeric',
+      hour: 'numeric',
+      minute: 'numeric',
+      second: 'numeric',
+    });
+    formatters.set(timezone, format);
+  }
+  return format;
+}
+
+/** The wall-clock time at `instant` in `timezone`, read as if it were UTC, in ms. */
+function wallClock(instant: number, timezone: string): number {
+  const parts: Record<string, number> = {};
+  for (const part of formatter(timezone).formatToParts(new Date(instant))) {
+    if (part.type !== 'literal') parts[part.type] = Number(part.value);
+  }
+  return Date.UTC(
+    parts.year ?? 1970,
+    (parts.month ?? 1) - 1,
+    parts.day ?? 1,
+    parts.hour ?? 0,
+    parts.minute ?? 0,
+    parts.second ?? 0,
+  );
+}
+
+function localDay(instant: Date, timezone: string): Day {
+  return Math.floor(wallClock(instant.getTime(), timezone) / MS_PER_DAY);
+}
+
+/**
+ * The first instant of `day` in `timezone`. The zone's offset at local midnight is found by
+ * two refinements; where midnight itself is skipped by a DST jump, the day starts at the
+ * first wall-clock time that exists.
+ */
+export function startOfDay(day: Day, timezone: string): Date {
+  const wall = day * MS_PER_DAY;
+  let instant = wall - (wallClock(wall, timezone) - wall);
+  instant = wall - (wallClock(instant, timezone) - instant);
+  if (localDay(new Date(instant), timezone) < day) {
+    // Midnight does not exist here: step forward to where the day begins.
+    while (localDay(new Date(instant), timezone) < day) instant += 15 * 60_000;
+    instant -= (wallClock(instant, timezone) - wall) % (15 * 60_000);
+  }
+  return new Date(instant);
+}

@@ -1,0 +1,65 @@
+/** One element of the 422 body, in the shape FastAPI/pydantic clients already parse. */
+export interface ValidationIssue {
+  loc: Array<string | number>;
+  msg: string;
+  type: string;
+}
+
+/** The closed set of non-validation failures and the status each one is answered with. */
+export const ERROR_CODES = {
+  bad_request: { status: 400, title: 'Bad Request' },
+  unauthorized: { status: 401, title: 'Unauthorized' },
+  forbidden: { status: 403, title: 'Forbidden' },
+  not_found: { status: 404, title: 'Not Found' },
+  method_not_allowed: { status: 405, title: 'Method Not Allowed' },
+  conflict: { status: 409, title: 'Conflict' },
+  payload_too_large: { status: 413, title: 'Payload Too Large' },
+  unsupported_media_type: { status: 415, title: 'Unsupported Media Type' },
+  unprocessable: { status: 422, title: 'Unprocessable Content' },
+  rate_limited: { status: 429, title: 'Too Many Requests' },
+  internal: { status: 500, title: 'Internal Server Error' },
+  bad_gateway: { status: 502, title: 'Bad Gateway' },
+  unavailable: { status: 503, title: 'Service Unavailable' },
+  timeout: { status: 504, title: 'Gateway Timeout' },
+} as const;
+
+export type ErrorCode = keyof typeof ERROR_CODES;
+
+export interface FieldError {
+  field: string;
+  code: string;
+  message: string;
+}
+
+/** Every failure Cairn answers on purpose; anything else thrown becomes a bare 500. */
+export class AppError extends Error {
+  override name = 'AppError';
+  constructor(
+    readonly code: ErrorCode,
+    readonly detail: string,
+    readonly extra: {
+      errors?: FieldError[];
+      headers?: Record<string, string>;
+      /** Extra problem members, such as the cycle path of a dependency conflict. */
+      members?: Record<string, unknown>;
+    } = {},
+  ) {
+    super(detail);
+  }
+
+  get status(): number {
+    return ERROR_CODES[this.code].status;
+  }
+}
+
+/** Bad input: answered as 422 `{detail:[{loc,msg,type}]}`. */
+export class ValidationError extends Error {
+  override name = 'ValidationError';
+  constructor(readonly issues: ValidationIssue[]) {
+    super(issues.map((issue) => `${issue.loc.join('.')}: ${issue.msg}`).join('; '));
+  }
+
+  static at(loc: Array<string | number>, msg: string, type: string): ValidationError {
+    return new ValidationError([{ loc, msg, type }]);
+  }
+}

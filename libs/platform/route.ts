@@ -1,0 +1,49 @@
+import type { JsonSchema } from './validation.ts';
+
+export type Scope = 'workflows:read' | 'workflows:write' | 'workflows:execute' | 'analytics:read';
+export type Method = 'get' | 'post' | 'put' | 'delete';
+
+export interface RequestContext {
+  requestId: string;
+  /** Aborted when the client goes away before the answer is sent. */
+  signal: AbortSignal;
+}
+
+export interface RouteInput<P, Q, B> {
+  params: P;
+  query: Q;
+  body: B;
+  ctx: RequestContext;
+}
+
+export interface RouteResult {
+  status?: number;
+  body?: unknown;
+  headers?: Record<string, string>;
+}
+
+/**
+ * One HTTP operation: where it lives, what it accepts and what it needs. The same
+ * declarations drive validation, the router and the API description.
+ */
+// biome-ignore lint/suspicious/noExplicitAny: a route table mixes handlers of different input types; each is checked where defined.
+export interface Route<P = any, Q = any, B = any> {
+  method: Method;
+  /** Express path template, e.g. `/api/v1/tasks/:gid`; also the metrics label. */
+  path: string;
+  operationId: string;
+  summary: string;
+  tags: string[];
+  /** The scope a token needs; null for public operations. */
+  scope: Scope | null;
+  params?: JsonSchema;
+  query?: JsonSchema;
+  body?: JsonSchema;
+  successStatus: number;
+  response?: JsonSchema;
+  handle(input: RouteInput<P, Q, B>): Promise<RouteResult>;
+}
+
+export function defineRoute<P, Q, B>(route: Route<P, Q, B>): Route<P, Q, B> {
+  return route;
+}

@@ -1,0 +1,63 @@
+import type express from 'express';
+import type { Request, Response } from 'express';
+import { AppError } from './errors.ts';
+import type { Route } from './route.ts';
+import { validate } from './validation.ts';
+
+/** Mounts declared routes: validate path, query and body, call the handler, send its result. */
+export function mountRoutes(app: express.Express, routes: Route[]): void {
+  for (const route of routes) {
+    app[route.method](route.path, async (req: Request, res: Response) => {
+      const params = route.params ? validate(route.params, { ...req.params }, 'path') : req.params;
+      const query = route.query ? validate(route.query, { ...req.query }, 'query') : {};
+      const body = route.body ? validate(route.body, req.body, 'body') : undefined;
+      const controller = new AbortController();
+      const onClose = () => {
+        if (!res.writableFinished) controller.abort();
+      };
+      res.on('close', onClose);
+      const result = await route.handle({
+        params,
+        query,
+        body,
+        ctx: { requestId: req.requestId, signal: controller.signal },
+      });
+      for (const [name, value] of Object.entries(result.headers ?? {})) res.setHeader(name, value);
+      const status = result.status ?? route.successStatus;
+      if (status === 204 || result.body === undefined) res.status(status).end();
+      else res.status(status).json(result.body);
+    });
+  }
+}
+
+/** Unknown paths get 404, or 405 with `Allow` when the path exists under another method. */
+export function notFound(routes: Route[]) {
+  const matchers = routes.map((route) => ({ route, pattern: toRegExp(route.path) }));
+  return (req: Request): never => {
+    const path = req.path;
+    const version = /^\/api\/(v\d+)(\/|$)/.exec(path)?.[1];
+    if (version && version !== 'v1') {
+      throw new AppError(
+        'not_found',
+        `API version ${version} does not exist; this server speaks v1.`,
+      );
+    }
+    const allowed = matchers
+      .filter(({ pattern }) => pattern.test(path))
+      .map(({ route }) => route.method.toUpperCase());
+    if (allowed.length > 0) {
+      throw new AppError('method_not_allowed', `${req.method} is not allowed on ${path}.`, {
+        headers: { Allow: [...new Set(allowed)].join(', ') },
+      });
+    }
+    throw new AppError('not_found', `No resource at ${path}.`);
+  };
+}
+
+function toRegExp(template: string): RegExp {
+  const source = template
+    .split('/')
+    .map((part) => (part.startsWith(':') ? '[^/]+' : part.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')))
+    .join('/');
+  return new RegExp(`^${source}/?$`);
+}

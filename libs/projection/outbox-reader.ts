@@ -1,0 +1,129 @@
+import { type Kysely, sql } from 'kysely';
+import type { Database, Db } from '../storage/database.ts';
+
+export interface OutboxRow {
+  id: number;
+  xid: string;
+  kind: string;
+  business: string;
+  task_gid: string;
+  payload: Record<string, unknown>;
+  occurred_at: Date;
+}
+
+export interface Position {
+  xid: string;
+  id: number;
+}
+
+export interface Checkpoint {
+  cursor: Position;
+  pending: (Position & { count: number }) | null;
+  projectedAt: Date | null;
+}
+
+export async function loadCheckpoint(db: Db, name: string, lock = false): Promise<Checkpoint> {
+  await db
+    .insertInto('projector_checkpoints')
+    .values({ name })
+    .onConflict((conflict) => conflict.column('name').doNothing())
+    .execute();
+  let query = db.selectFrom('projector_checkpoints').selectAll().where('name', '=', name);
+  if (lock) query = query.forUpdate();
+  const row = await query.executeTakeFirstOrThrow();
+  return {
+    cursor: { xid: row.cursor_xid, id: row.cursor_id },
+    pending:
+      row.pending_xid !== null && row.pending_id !== null
+        ? { xid: row.pending_xid, id: row.pending_id, count: row.pending_count ?? 0 }
+        : null,
+    projectedAt: row.projected_at,
+  };
+}
+
+/**
+ * The end of the next batch after `cursor`, counting only facts whose transaction is older than
+ * every transaction still running. Such a set never gains members below its top, so keyset
+ * pagination over (xid, id) cannot skip a fact that commits late with a low id.
+ */
+export async function nextBatchEnd(
+  db: Db,
+  cursor: Position,
+  limit: number,
+): Promise<(Position & { count: number }) | null> {
+  const result = await sql<{ xid: string; id: number; count: number }>`
+    select xid::text as xid, id, count(*) over () as count
+    from (
+      select xid, id from outbox
+      where (xid, id) > (${cursor.xid}::xid8, ${cursor.id}::bigint)
+        and xid < pg_snapshot_xmin(pg_current_snapshot())
+      order by xid, id
+      limit ${limit}
+    ) batch
+    order by xid desc, id desc
+    limit 1`.execute(db);
+  const row = result.rows[0];
+  return row ? { xid: row.xid, id: Number(row.id), count: Number(row.count) } : null;
+}
+
+/** The facts in (from, to], in position order: exactly the rows a pending batch was fixed to. */
+export async function readBatch(db: Db, from: Position, to: Position): Promise<OutboxRow[]> {
+  const result = await sql<OutboxRow>`
+    select id, xid::text as xid, kind, business, task_gid, payload, occurred_at
+    from outbox
+    where (xid, id) > (${from.xid}::xid8, ${from.id}::bigint)
+      and (xid, id) <= (${to.xid}::xid8, ${to.id}::bigint)
+    order by xid, id`.execute(db);
+  return result.rows;
+}
+
+export async function savePending(
+  db: Db,
+  name: string,
+  pending: Position & { count: number },
+): Promise<void> {
+  await db
+    .updateTable('projector_checkpoints')
+    .set({
+      pending_xid: pending.xid,
+      pending_id: pending.id,
+      pending_count: pending.count,
+      updated_at: new Date(),
+    })
+    .where('name', '=', name)
+    .execute();
+}
+
+/** Moves the cursor past a pending batch; a no-op if another worker already did. */
+export async function commitPending(
+  db: Kysely<Database>,
+  name: string,
+  pending: Position,
+  now: Date,
+): Promise<void> {
+  await db
+    .updateTable('projector_checkpoints')
+    .set({
+      cursor_xid: pending.xid,
+      cursor_id: pending.id,
+      pending_xid: null,
+      pending_id: null,
+      pending_count: null,
+      projected_at: now,
+      updated_at: now,
+    })
+    .where('name', '=', name)
+    .where(sql<boolean>`pending_xid = ${pending.xid}::xid8`)
+    .where('pending_id', '=', pending.id)
+    .execute();
+}
+
+/** The oldest fact not yet projected, if any: how far behind the analytics side is. */
+export async function oldestUnprojected(db: Db, cursor: Position): Promise<Date | null> {
+  const result = await sql<{ occurred_at: Date }>`
+    select occurred_at from outbox
+    where (xid, id) > (${cursor.xid}::xid8, ${cursor.id}::bigint)
+    order by xid, id
+    limit 1`.execute(db);
+  return result.rows[0]?.occurred_at ?? null;
+}

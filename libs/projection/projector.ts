@@ -1,0 +1,71 @@
+import type { ClickHouseClient } from '@clickhouse/client';
+import type { Kysely } from 'kysely';
+import type { Database } from '../storage/database.ts';
+import { toFactRow } from './fact-rows.ts';
+import {
+  commitPending,
+  loadCheckpoint,
+  nextBatchEnd,
+  type Position,
+  readBatch,
+  savePending,
+} from './outbox-reader.ts';
+
+export interface ProjectorDeps {
+  db: Kysely<Database>;
+  clickhouse: ClickHouseClient;
+  batchSize: number;
+  now?: () => Date;
+  /** Checkpoint name and target table; a rebuild projects into another pair. */
+  checkpoint?: string;
+  table?: string;
+  /** Fault injection for tests: runs after the ClickHouse insert, before the checkpoint moves. */
+  afterInsert?: () => void | Promise<void>;
+}
+
+export const FACTS_CHECKPOINT = 'facts';
+
+/**
+ * Projects one batch of outbox facts into ClickHouse and returns how many it projected (0 when
+ * nothing is ready). Crash-safe at every step: the batch's bounds are saved before the insert,
+ * a retry re-sends exactly those rows under the same deduplication token (ClickHouse drops the
+ * repeat), and only then does the cursor move.
+ */
+export async function projectBatch(deps: ProjectorDeps): Promise<number> {
+  const name = deps.checkpoint ?? FACTS_CHECKPOINT;
+  const batch = await deps.db.transaction().execute(async (trx) => {
+    const checkpoint = await loadCheckpoint(trx, name, true);
+    if (checkpoint.pending) return { from: checkpoint.cursor, to: checkpoint.pending };
+    const end = await nextBatchEnd(trx, checkpoint.cursor, deps.batchSize);
+    if (!end) return null;
+    await savePending(trx, name, end);
+    return { from: checkpoint.cursor, to: end };
+  });
+  if (!batch) return 0;
+
+  const rows = (await readBatch(deps.db, batch.from, batch.to)).map(toFactRow);
+  await deps.clickhouse.insert({
+    table: deps.table ?? 'facts',
+    values: rows,
+    format: 'JSONEachRow',
+    clickhouse_settings: { insert_deduplication_token: dedupToken(name, batch.from, batch.to) },
+  });
+  await deps.afterInsert?.();
+  await commitPending(deps.db, name, batch.to, (deps.now ?? (() => new Date()))());
+  return rows.length;
+}
+
+/** Projects until nothing is ready; returns the number of facts projected. */
+export async function drainOutbox(deps: ProjectorDeps): Promise<number> {
+  let total = 0;
+  for (;;) {
+    const projected = await projectBatch(deps);
+    if (projected === 0) return total;
+    total += projected;
+  }
+}
+
+/** Derived from the batch's exact bounds: a different batch can never reuse a token. */
+export function dedupToken(name: string, from: Position, to: Position): string {
+  return `${name}:${from.xid}.${from.id}-${to.xid}.${to.id}`;
+}

@@ -1,0 +1,106 @@
+import fs from 'node:fs/promises';
+import path from 'node:path';
+import { type ClickHouseClient, type ClickHouseSettings, createClient } from '@clickhouse/client';
+import { createChdbConnection } from 'chdb/connection';
+import { Mutex } from './mutex.ts';
+
+export interface ClickHouse {
+  readonly client: ClickHouseClient;
+  readonly kind: 'server' | 'chdb';
+  ping(): Promise<void>;
+  close(): Promise<void>;
+}
+
+export interface ClickHouseOptions {
+  /** An http(s):// URL for a server (a path names the database); without it, chDB in `dataDir`. */
+  url?: string | undefined;
+  dataDir?: string;
+}
+
+/**
+ * Settings sent with every statement. chDB applies settings as session-wide `SET`s that outlive
+ * the statement, so every per-statement setting Cairn uses appears here with its neutral value:
+ * each statement then starts from the same state on chDB as on a server.
+ */
+export const BASE_SETTINGS: ClickHouseSettings = {
+  // Servers quote 64-bit integers in JSON by default and chDB does not; numbers are what
+  // callers want, and Cairn's counts stay far below 2^53.
+  output_format_json_quote_64bit_integers: 0,
+  date_time_output_format: 'iso',
+  date_time_input_format: 'best_effort',
+  max_execution_time: 0,
+  timeout_overflow_mode: 'throw',
+  insert_deduplication_token: '',
+  insert_deduplicate: 1,
+};
+
+export async function openClickHouse(options: ClickHouseOptions): Promise<ClickHouse> {
+  if (options.url) {
+    const client = createClient({
+      url: options.url,
+      clickhouse_settings: BASE_SETTINGS,
+      request_timeout: 120_000,
+    });
+    return wrap(client, 'server');
+  }
+  if (!options.dataDir) throw new Error('Embedded ClickHouse needs a data directory');
+  await fs.mkdir(options.dataDir, { recursive: true });
+  const connection = serialised(createChdbConnection({ path: options.dataDir }));
+  const client = createClient({
+    // chdb brings its own copy of the client's common types; the runtime contract is the same.
+    connection: connection as unknown as ClientConnection,
+    clickhouse_settings: BASE_SETTINGS,
+  });
+  return wrap(client, 'chdb');
+}
+
+function wrap(client: ClickHouseClient, kind: ClickHouse['kind']): ClickHouse {
+  return {
+    client,
+    kind,
+    async ping() {
+      const result = await client.ping();
+      if (!result.success) throw result.error;
+    },
+    async close() {
+      await client.close();
+    },
+  };
+}
+
+type ChdbConnection = ReturnType<typeof createChdbConnection>;
+type ClientConnection = NonNullable<NonNullable<Parameters<typeof createClient>[0]>['connection']>;
+
+/**
+ * chDB runs one statement at a time anyway, but a statement's `SET` prefix and the statement
+ * itself are two steps: without this lock a concurrent call could slip its settings (say, an
+ * insert deduplication token) in between.
+ */
+function serialised(connection: ChdbConnection): ChdbConnection {
+  const mutex = new Mutex();
+  const locked = ['query', 'exec', 'command', 'insert'] as const;
+  return new Proxy(connection, {
+    get(target, key) {
+      const value = Reflect.get(target, key);
+      if (typeof value !== 'function') return value;
+      const bound = value.bind(target);
+      if (!(locked as readonly PropertyKey[]).includes(key)) return bound;
+      return (...args: unknown[]) => mutex.run(() => bound(...args));
+    },
+  });
+}
+
+export const CLICKHOUSE_MIGRATIONS_DIR = path.resolve(import.meta.dirname, '../../sql/clickhouse');
+
+/** Applies `sql/clickhouse/NNNN_*.sql` in order; each file is one idempotent DDL statement. */
+export async function migrateClickHouse(
+  client: ClickHouseClient,
+  dir = CLICKHOUSE_MIGRATIONS_DIR,
+): Promise<string[]> {
+  const files = (await fs.readdir(dir)).filter((name) => /^\d{4}_[\w-]+\.sql$/.test(name)).sort();
+  for (const file of files) {
+    const text = await fs.readFile(path.join(dir, file), 'utf8');
+    await client.command({ query: text });
+  }
+  return files;
+}

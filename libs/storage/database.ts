@@ -1,0 +1,69 @@
+import type { ColumnType, Generated, Kysely, Transaction } from 'kysely';
+
+export type TaskStatus = 'open' | 'in_progress' | 'completed' | 'cancelled';
+export const TASK_STATUSES: readonly TaskStatus[] = [
+  'open',
+  'in_progress',
+  'completed',
+  'cancelled',
+];
+
+type Timestamp = ColumnType<Date, Date | string | undefined, Date | string>;
+
+export interface TasksTable {
+  gid: string;
+  business: string;
+  name: string;
+  project: string | null;
+  assignee: string | null;
+  status: ColumnType<TaskStatus, TaskStatus | undefined, TaskStatus>;
+  due_on: string | null;
+  created_at: Timestamp;
+  updated_at: Timestamp;
+  completed_at: Date | null;
+}
+
+export interface TaskDependenciesTable {
+  id: Generated<number>;
+  task_gid: string;
+  dependency_gid: string;
+  business: string;
+  created_at: Timestamp;
+}
+
+export interface OutboxTable {
+  id: Generated<number>;
+  xid: Generated<string>;
+  kind: string;
+  business: string;
+  task_gid: string;
+  payload: ColumnType<Record<string, unknown>, string, string>;
+  occurred_at: Timestamp;
+}
+
+export interface ProjectorCheckpointsTable {
+  name: string;
+  cursor_xid: ColumnType<string, string | undefined, string>;
+  cursor_id: ColumnType<number, number | undefined, number>;
+  pending_xid: string | null;
+  pending_id: number | null;
+  pending_count: number | null;
+  projected_at: Date | null;
+  updated_at: Timestamp;
+}
+
+export interface SchemaMigrationsTable {
+  name: string;
+  applied_at: Timestamp;
+}
+
+export interface Database {
+  tasks: TasksTable;
+  task_dependencies: TaskDependenciesTable;
+  outbox: OutboxTable;
+  projector_checkpoints: ProjectorCheckpointsTable;
+  schema_migrations: SchemaMigrationsTable;
+}
+
+/** Repositories take either the database or an open transaction: the use case owns the transaction. */
+export type Db = Kysely<Database> | Transaction<Database>;

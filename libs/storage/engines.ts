@@ -1,0 +1,86 @@
+import path from 'node:path';
+import type { Config } from '../config/config.ts';
+import { BullQueue } from './bullmq-queue.ts';
+import { type ClickHouse, migrateClickHouse, openClickHouse } from './clickhouse.ts';
+import { MemoryQueue } from './memory-queue.ts';
+import { openPostgres, type Postgres } from './postgres.ts';
+import { migratePostgres } from './postgres-migrations.ts';
+import type { JobQueue } from './queue.ts';
+
+export interface Engines {
+  postgres: Postgres;
+  clickhouse: ClickHouse;
+  queue: JobQueue;
+  /** Each engine's answer to a trivial request: what /readyz reports. */
+  check(): Promise<Record<string, 'ok' | 'unavailable'>>;
+  close(): Promise<void>;
+}
+
+type EngineConfig = Pick<
+  Config,
+  'databaseUrl' | 'clickhouseUrl' | 'redisUrl' | 'redisPrefix' | 'dataDir'
+>;
+
+/** Opens Postgres, ClickHouse and the queue (servers where configured, embedded otherwise), migrated. */
+export async function openEngines(config: EngineConfig): Promise<Engines> {
+  const postgres = await openPostgres({
+    url: config.databaseUrl,
+    dataDir: path.join(config.dataDir, 'pg'),
+  });
+  let clickhouse: ClickHouse | undefined;
+  try {
+    await migratePostgres(postgres.db);
+    clickhouse = await openClickHouse({
+      url: config.clickhouseUrl,
+      dataDir: path.join(config.dataDir, 'ch'),
+    });
+    await migrateClickHouse(clickhouse.client);
+  } catch (error) {
+    await clickhouse?.close();
+    await postgres.close();
+    throw error;
+  }
+  const queue: JobQueue = config.redisUrl
+    ? new BullQueue({ redisUrl: config.redisUrl, prefix: config.redisPrefix })
+    : new MemoryQueue();
+  const ch = clickhouse;
+  return {
+    postgres,
+    clickhouse: ch,
+    queue,
+    async check() {
+      // Only ok/unavailable: engine error text can carry host names and users.
+      const probe = async (work: () => Promise<void>) => {
+        try {
+          await withTimeout(work(), 2_000);
+          return 'ok' as const;
+        } catch {
+          return 'unavailable' as const;
+        }
+      };
+      const [pg, chResult, q] = await Promise.all([
+        probe(() => postgres.ping()),
+        probe(() => ch.ping()),
+        probe(() => queue.ping()),
+      ]);
+      return { postgres: pg, clickhouse: chResult, queue: q };
+    },
+    async close() {
+      await queue.close();
+      await ch.close();
+      await postgres.close();
+    },
+  };
+}
+
+async function withTimeout<T>(work: Promise<T>, ms: number): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`no answer within ${ms} ms`)), ms);
+  });
+  try {
+    return await Promise.race([work, timeout]);
+  } finally {
+    clearTimeout(timer);
+  }
+}

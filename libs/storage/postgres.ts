@@ -1,0 +1,60 @@
+import fs from 'node:fs/promises';
+import path from 'node:path';
+import { PGlite } from '@electric-sql/pglite';
+import { Kysely, PostgresDialect, sql } from 'kysely';
+import pg from 'pg';
+import type { Database } from './database.ts';
+import { PGliteDialect } from './pglite-dialect.ts';
+import { pgParsers } from './postgres-types.ts';
+
+export interface Postgres {
+  readonly db: Kysely<Database>;
+  readonly kind: 'postgres' | 'pglite';
+  ping(): Promise<void>;
+  close(): Promise<void>;
+}
+
+export interface PostgresOptions {
+  /** A postgres:// URL for a server; without it, PGlite keeps its files in `dataDir`. */
+  url?: string | undefined;
+  dataDir?: string;
+  poolSize?: number;
+}
+
+export async function openPostgres(options: PostgresOptions): Promise<Postgres> {
+  const dialect = options.url
+    ? new PostgresDialect({ pool: createPool(options.url, options.poolSize ?? 10) })
+    : new PGliteDialect(await openPGlite(options.dataDir));
+  const db = new Kysely<Database>({ dialect });
+  return {
+    db,
+    kind: options.url ? 'postgres' : 'pglite',
+    async ping() {
+      await sql`select 1`.execute(db);
+    },
+    async close() {
+      await db.destroy();
+    },
+  };
+}
+
+function createPool(url: string, max: number): pg.Pool {
+  const pool = new pg.Pool({
+    connectionString: url,
+    max,
+    types: {
+      getTypeParser: ((oid: number, format?: string) =>
+        pgParsers[oid] ??
+        pg.types.getTypeParser(oid, format as 'text')) as typeof pg.types.getTypeParser,
+    },
+  });
+  // An idle client losing its server (restart, failover) must not crash the process; the pool
+  // drops it and the next query gets a fresh connection.
+  pool.on('error', () => {});
+  return pool;
+}
+
+async function openPGlite(dataDir: string | undefined): Promise<PGlite> {
+  if (dataDir) await fs.mkdir(path.dirname(dataDir), { recursive: true });
+  return PGlite.create(dataDir, { parsers: pgParsers });
+}

@@ -1,0 +1,38 @@
+import type { Db } from '../storage/database.ts';
+
+export type FactKind =
+  | 'task_created'
+  | 'task_updated'
+  | 'task_completed'
+  | 'task_deleted'
+  | 'dependency_added'
+  | 'dependency_removed';
+
+/** The task's state after the change, so the analytics side never has to look it up. */
+export interface FactPayload {
+  name: string;
+  project: string | null;
+  assignee: string | null;
+  status: string;
+  previous_status: string | null;
+  due_on: string | null;
+  task_created_at: string;
+  dependency_gid?: string;
+}
+
+export interface Fact {
+  kind: FactKind;
+  business: string;
+  task_gid: string;
+  payload: FactPayload;
+  occurred_at: Date;
+}
+
+/** Call inside the transaction that makes the change, so the fact commits with it or not at all. */
+export async function appendFacts(db: Db, facts: Fact[]): Promise<void> {
+  if (facts.length === 0) return;
+  await db
+    .insertInto('outbox')
+    .values(facts.map((fact) => ({ ...fact, payload: JSON.stringify(fact.payload) })))
+    .execute();
+}

@@ -1,0 +1,46 @@
+import type { JsonSchema } from '../platform/validation.ts';
+import { TASK_STATUSES } from '../storage/database.ts';
+
+export const GID_PATTERN = '^[A-Za-z0-9_-]{1,64}$';
+
+export const gidParams: JsonSchema = {
+  type: 'object',
+  properties: { gid: { type: 'string', pattern: GID_PATTERN } },
+  required: ['gid'],
+  additionalProperties: false,
+};
+
+const name = { type: 'string', minLength: 1, maxLength: 500 };
+const label = { type: ['string', 'null'], minLength: 1, maxLength: 200 };
+
+export const createTaskBody: JsonSchema = {
+  type: 'object',
+  properties: {
+    business: { type: 'string', minLength: 1, maxLength: 100, pattern: '^[A-Za-z0-9_.-]+$' },
+    name,
+    project: label,
+    assignee: label,
+    status: { type: 'string', enum: TASK_STATUSES },
+    due_on: { type: ['string', 'null'], format: 'date' },
+  },
+  required: ['business', 'name'],
+  additionalProperties: false,
+};
+
+export const taskRecord: JsonSchema = {
+  type: 'object',
+  properties: {
+    gid: { type: 'string' },
+    resource_type: { type: 'string', const: 'task' },
+    name: { type: 'string' },
+    business: { type: 'string' },
+    project: { type: ['string', 'null'] },
+    assignee: { type: ['string', 'null'] },
+    status: { type: 'string', enum: TASK_STATUSES },
+    due_on: { type: ['string', 'null'], format: 'date' },
+    created_at: { type: 'string', format: 'date-time' },
+    updated_at: { type: 'string', format: 'date-time' },
+    completed_at: { type: ['string', 'null'], format: 'date-time' },
+  },
+  required: ['gid', 'resource_type', 'name'],
+};

@@ -1,0 +1,72 @@
+import path from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { ConfigError, loadConfig } from '../libs/config/config.ts';
+
+describe('loadConfig', () => {
+  it('applies the documented defaults and freezes the result', () => {
+    const config = loadConfig({});
+    expect(config).toMatchObject({
+      role: 'all',
+      host: '127.0.0.1',
+      port: 8080,
+      dataDir: path.resolve('.data'),
+      databaseUrl: undefined,
+      clickhouseUrl: undefined,
+      redisUrl: undefined,
+      queryMaxRows: 10_000,
+      queryTimeoutMs: 10_000,
+      staleAfterMs: 5_000,
+    });
+    expect(Object.isFrozen(config)).toBe(true);
+  });
+
+  it('reads every engine URL and limit', () => {
+    const config = loadConfig({
+      CAIRN_ROLE: 'api',
+      DATABASE_URL: 'postgres://u@db:5432/cairn',
+      CLICKHOUSE_URL: 'http://ch:8123',
+      REDIS_URL: 'redis://redis:6379',
+      CAIRN_QUERY_MAX_ROWS: '50',
+      CAIRN_QUERY_TIMEOUT_MS: '2500',
+      CAIRN_STALE_AFTER_MS: '0',
+      HOST: '0.0.0.0',
+      PORT: '9000',
+    });
+    expect(config).toMatchObject({
+      role: 'api',
+      host: '0.0.0.0',
+      port: 9000,
+      databaseUrl: 'postgres://u@db:5432/cairn',
+      clickhouseUrl: 'http://ch:8123',
+      redisUrl: 'redis://redis:6379',
+      queryMaxRows: 50,
+      queryTimeoutMs: 2500,
+      staleAfterMs: 0,
+    });
+  });
+
+  it('refuses split roles on embedded engines, naming what is missing', () => {
+    expect(() => loadConfig({ CAIRN_ROLE: 'api' })).toThrow(ConfigError);
+    expect(() => loadConfig({ CAIRN_ROLE: 'projector', DATABASE_URL: 'postgres://x/y' })).toThrow(
+      /CAIRN_ROLE=projector needs CLICKHOUSE_URL, REDIS_URL/,
+    );
+  });
+
+  it('reports every bad value at once', () => {
+    let message = '';
+    try {
+      loadConfig({
+        CAIRN_ROLE: 'web',
+        PORT: 'eighty',
+        DATABASE_URL: 'mysql://x',
+        CAIRN_QUERY_MAX_ROWS: '0',
+      });
+    } catch (error) {
+      message = (error as Error).message;
+    }
+    expect(message).toContain('CAIRN_ROLE must be one of all, api, projector');
+    expect(message).toContain('PORT must be a whole number');
+    expect(message).toContain('DATABASE_URL must start with postgres:// or postgresql://');
+    expect(message).toContain('CAIRN_QUERY_MAX_ROWS must be a whole number from 1');
+  });
+});

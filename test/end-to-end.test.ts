@@ -1,0 +1,80 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { type Cairn, startCairn } from '../apps/server/cairn.ts';
+import { type TestConfig, testConfig, waitFor } from './support/engines.ts';
+import { http } from './support/http.ts';
+
+describe('write → outbox → projector → ClickHouse → query', () => {
+  let setup: TestConfig;
+  let cairn: Cairn;
+  let base: string;
+  beforeAll(async () => {
+    setup = await testConfig();
+    cairn = await startCairn({ config: setup.config });
+    base = cairn.url!;
+  });
+  afterAll(async () => {
+    await cairn.close();
+    await setup.cleanup();
+  });
+
+  const todayCount = async (business?: string) => {
+    const res = await http(base, 'POST', '/api/v1/query', {
+      body: {
+        metrics: ['tasks_created'],
+        dimensions: ['day'],
+        period: 'today',
+        ...(business ? { business } : {}),
+      },
+    });
+    expect(res.status).toBe(200);
+    return res.body;
+  };
+
+  it("creates a task, reads it back, and counts it in today's tasks_created", async () => {
+    const created = await http(base, 'POST', '/api/v1/tasks', {
+      body: { business: 'e2e', name: 'Draft the plan', project: 'alpha', due_on: '2026-12-01' },
+    });
+    expect(created.status).toBe(201);
+    const task = created.body.data;
+    expect(task).toMatchObject({
+      resource_type: 'task',
+      name: 'Draft the plan',
+      business: 'e2e',
+      project: 'alpha',
+      status: 'open',
+      due_on: '2026-12-01',
+    });
+    expect(created.headers.get('location')).toBe(`/api/v1/tasks/${task.gid}`);
+
+    const fetched = await http(base, 'GET', `/api/v1/tasks/${task.gid}`);
+    expect(fetched.status).toBe(200);
+    expect(fetched.body.data).toEqual(task);
+
+    const today = new Date().toISOString().slice(0, 10);
+    const answer = await waitFor(async () => {
+      const body = await todayCount('e2e');
+      return body.data.length > 0 ? body : undefined;
+    });
+    expect(answer.data).toEqual([{ day: today, tasks_created: 1 }]);
+    expect(answer.metadata.query.period).toMatchObject({ name: 'today', timezone: 'UTC' });
+    expect(answer.metadata.row_count).toBe(1);
+    expect(Date.parse(answer.metadata.data_as_of)).not.toBeNaN();
+  });
+
+  it('counts a burst of writes exactly once each', async () => {
+    await Promise.all(
+      Array.from({ length: 25 }, (_, i) =>
+        http(base, 'POST', '/api/v1/tasks', { body: { business: 'burst', name: `task ${i}` } }),
+      ),
+    );
+    const answer = await waitFor(async () => {
+      const body = await todayCount('burst');
+      return body.data[0]?.tasks_created === 25 ? body : undefined;
+    });
+    expect(answer.data).toHaveLength(1);
+    const week = await http(base, 'POST', '/api/v1/query', {
+      body: { metrics: ['tasks_created'], period: 'last_7_days', business: 'burst' },
+    });
+    expect(week.body.data).toEqual([{ tasks_created: 25 }]);
+  });
+});

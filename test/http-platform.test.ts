@@ -1,0 +1,173 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { type Cairn, startCairn } from '../apps/server/cairn.ts';
+import { type TestConfig, testConfig } from './support/engines.ts';
+import { http } from './support/http.ts';
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/;
+
+describe('HTTP platform conventions', () => {
+  let setup: TestConfig;
+  let cairn: Cairn;
+  let base: string;
+  beforeAll(async () => {
+    setup = await testConfig();
+    cairn = await startCairn({ config: setup.config });
+    base = cairn.url!;
+  });
+  afterAll(async () => {
+    await cairn.close();
+    await setup.cleanup();
+  });
+
+  const expectProblem = (
+    res: Awaited<ReturnType<typeof http>>,
+    status: number,
+    instance: string,
+  ) => {
+    expect(res.status).toBe(status);
+    expect(res.headers.get('content-type')).toMatch(/^application\/problem\+json/);
+    expect(res.body).toMatchObject({
+      status,
+      instance,
+      title: expect.any(String),
+      detail: expect.any(String),
+    });
+    expect(res.body.type).toMatch(/^urn:cairn:problem:/);
+    expect(res.body.request_id).toBe(res.headers.get('x-request-id'));
+  };
+
+  it('echoes a UUID v4 X-Request-ID into the header and meta.request_id', async () => {
+    const id = '3f2b8c1e-9d4a-4f6b-8a7c-1e2d3c4b5a69';
+    const res = await http(base, 'POST', '/api/v1/tasks', {
+      body: { business: 'acme', name: 'Ship it' },
+      headers: { 'X-Request-ID': id },
+    });
+    expect(res.status).toBe(201);
+    expect(res.headers.get('x-request-id')).toBe(id);
+    expect(res.body.meta.request_id).toBe(id);
+    expect(Date.parse(res.body.meta.timestamp)).not.toBeNaN();
+  });
+
+  it('replaces a missing or non-UUID-v4 request id with a fresh one', async () => {
+    for (const sent of [
+      undefined,
+      'not-a-uuid',
+      '3f2b8c1e-9d4a-1f6b-8a7c-1e2d3c4b5a69',
+      '<script>',
+    ]) {
+      const res = await http(base, 'GET', '/healthz', {
+        headers: sent ? { 'X-Request-ID': sent } : {},
+      });
+      const id = res.headers.get('x-request-id');
+      expect(id).toMatch(UUID);
+      expect(id).not.toBe(sent);
+    }
+  });
+
+  it('answers bad input with the 422 detail array as plain JSON', async () => {
+    const res = await http(base, 'POST', '/api/v1/query', {
+      body: { metrics: ['tasks_created', 7], dimensions: 'day', period: 'someday', colour: 'red' },
+    });
+    expect(res.status).toBe(422);
+    expect(res.headers.get('content-type')).toMatch(/^application\/json/);
+    expect(res.body.detail).toEqual(
+      expect.arrayContaining([
+        { loc: ['body', 'colour'], msg: 'Extra inputs are not permitted', type: 'extra_forbidden' },
+        { loc: ['body', 'metrics', 1], msg: 'Input should be a valid string', type: 'string_type' },
+        { loc: ['body', 'dimensions'], msg: 'Input should be a valid list', type: 'list_type' },
+        expect.objectContaining({ loc: ['body', 'period'], type: 'enum' }),
+      ]),
+    );
+  });
+
+  it('reports missing members, an empty body and a non-object body at the right loc', async () => {
+    const missing = await http(base, 'POST', '/api/v1/query', { body: {} });
+    expect(missing.body.detail).toEqual([
+      { loc: ['body', 'metrics'], msg: 'Field required', type: 'missing' },
+    ]);
+    const empty = await http(base, 'POST', '/api/v1/query', { body: { metrics: [] } });
+    expect(empty.body.detail).toEqual([
+      { loc: ['body', 'metrics'], msg: 'List should have at least 1 item', type: 'too_short' },
+    ]);
+    const none = await http(base, 'POST', '/api/v1/query');
+    expect(none.status).toBe(422);
+    expect(none.body.detail).toEqual([{ loc: ['body'], msg: 'Field required', type: 'missing' }]);
+    const array = await http(base, 'POST', '/api/v1/query', { body: ['tasks_created'] });
+    expect(array.body.detail[0]).toMatchObject({ loc: ['body'], type: 'model_attributes_type' });
+    const tz = await http(base, 'POST', '/api/v1/query', {
+      body: { metrics: ['tasks_created'], timezone: 'Mars/Olympus' },
+    });
+    expect(tz.body.detail[0]).toMatchObject({ loc: ['body', 'timezone'] });
+  });
+
+  it('validates path parameters', async () => {
+    const res = await http(base, 'GET', `/api/v1/tasks/${'x'.repeat(65)}`);
+    expect(res.status).toBe(422);
+    expect(res.body.detail[0]).toMatchObject({
+      loc: ['path', 'gid'],
+      type: 'string_pattern_mismatch',
+    });
+  });
+
+  it('turns malformed JSON into a 400 problem', async () => {
+    const res = await http(base, 'POST', '/api/v1/query', {
+      raw: '{"metrics": [',
+      headers: { 'content-type': 'application/json' },
+    });
+    expectProblem(res, 400, '/api/v1/query');
+  });
+
+  it('turns a body over 1 MiB into a 413 problem', async () => {
+    const res = await http(base, 'POST', '/api/v1/tasks', {
+      body: { business: 'acme', name: 'x'.repeat(1_100_000) },
+    });
+    expectProblem(res, 413, '/api/v1/tasks');
+  });
+
+  it('refuses a non-JSON body with 415', async () => {
+    const res = await http(base, 'POST', '/api/v1/tasks', {
+      raw: 'business=acme',
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+    });
+    expectProblem(res, 415, '/api/v1/tasks');
+  });
+
+  it('answers unknown routes, unknown API versions and unknown tasks with 404 problems', async () => {
+    expectProblem(await http(base, 'GET', '/api/v1/nothing-here'), 404, '/api/v1/nothing-here');
+    const v2 = await http(base, 'POST', '/api/v2/query', { body: { metrics: ['tasks_created'] } });
+    expectProblem(v2, 404, '/api/v2/query');
+    expect(v2.body.detail).toContain('v2');
+    expectProblem(
+      await http(base, 'GET', '/api/v1/tasks/unknown-gid'),
+      404,
+      '/api/v1/tasks/unknown-gid',
+    );
+  });
+
+  it('answers a known path with the wrong method with 405 and Allow', async () => {
+    const res = await http(base, 'DELETE', '/api/v1/query');
+    expectProblem(res, 405, '/api/v1/query');
+    expect(res.headers.get('allow')).toBe('POST');
+  });
+
+  it('hides internals on a 500', async () => {
+    await cairn.engines.postgres.db.schema.alterTable('tasks').renameTo('tasks_gone').execute();
+    try {
+      const res = await http(base, 'POST', '/api/v1/tasks', {
+        body: { business: 'acme', name: 'x' },
+      });
+      expectProblem(res, 500, '/api/v1/tasks');
+      expect(res.text).not.toMatch(/tasks_gone|relation|select|insert|at .*\.ts/i);
+    } finally {
+      await cairn.engines.postgres.db.schema.alterTable('tasks_gone').renameTo('tasks').execute();
+    }
+  });
+
+  it('reports liveness and readiness of every engine', async () => {
+    expect((await http(base, 'GET', '/healthz')).body.status).toBe('ok');
+    const ready = await http(base, 'GET', '/readyz');
+    expect(ready.status).toBe(200);
+    expect(ready.body.checks).toEqual({ postgres: 'ok', clickhouse: 'ok', queue: 'ok' });
+    expect(ready.headers.get('x-powered-by')).toBeNull();
+  });
+});

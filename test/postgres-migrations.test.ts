@@ -1,0 +1,98 @@
+import fs from 'node:fs/promises';
+import { sql } from 'kysely';
+import { afterAll, describe, expect, it } from 'vitest';
+import { openPostgres } from '../libs/storage/postgres.ts';
+import { migratePostgres, POSTGRES_MIGRATIONS_DIR } from '../libs/storage/postgres-migrations.ts';
+import { createTestDatabase, type TestDatabase, tempDir } from './support/engines.ts';
+
+const expected = ['0001_tasks.sql', '0002_outbox.sql'];
+
+describe('Postgres migrations on a server', () => {
+  const databases: TestDatabase[] = [];
+  afterAll(async () => {
+    for (const database of databases) await database.drop();
+  });
+
+  it('applies each file once, and a second run finds nothing to do', async () => {
+    const database = await createTestDatabase();
+    databases.push(database);
+    const postgres = await openPostgres({ url: database.url });
+    try {
+      const first = await migratePostgres(postgres.db);
+      expect(first.applied.slice(0, 2)).toEqual(expected);
+      const second = await migratePostgres(postgres.db);
+      expect(second.applied).toEqual([]);
+      expect(second.alreadyApplied).toEqual(first.applied);
+    } finally {
+      await postgres.close();
+    }
+  });
+
+  it('lets two processes start at once: both succeed, every file is applied once', async () => {
+    const database = await createTestDatabase();
+    databases.push(database);
+    const a = await openPostgres({ url: database.url });
+    const b = await openPostgres({ url: database.url });
+    try {
+      const [ra, rb] = await Promise.all([migratePostgres(a.db), migratePostgres(b.db)]);
+      const files = (await fs.readdir(POSTGRES_MIGRATIONS_DIR))
+        .filter((f) => f.endsWith('.sql'))
+        .sort();
+      // One of them did everything, the other found it done: no file ran twice.
+      expect([...ra.applied, ...rb.applied].sort()).toEqual(files);
+      expect(ra.applied.length === 0 || rb.applied.length === 0).toBe(true);
+      const rows = await a.db
+        .selectFrom('schema_migrations')
+        .select('name')
+        .orderBy('name')
+        .execute();
+      expect(rows.map((row) => row.name).slice(0, 2)).toEqual(expected);
+      expect(new Set(rows.map((row) => row.name)).size).toBe(rows.length);
+    } finally {
+      await a.close();
+      await b.close();
+    }
+  });
+
+  it('rolls back a failing file completely', async () => {
+    const database = await createTestDatabase();
+    databases.push(database);
+    const dir = await tempDir();
+    await fs.writeFile(`${dir}/0001_ok.sql`, 'create table kept (id int);');
+    await fs.writeFile(
+      `${dir}/0002_broken.sql`,
+      'create table half (id int); select nonsense from nowhere;',
+    );
+    const postgres = await openPostgres({ url: database.url });
+    try {
+      await expect(migratePostgres(postgres.db, dir)).rejects.toThrow();
+      const tables = await sql<{ n: number }>`
+        select count(*)::int as n from information_schema.tables
+        where table_name in ('kept', 'half', 'schema_migrations')`.execute(postgres.db);
+      expect(tables.rows[0]?.n).toBe(0);
+    } finally {
+      await postgres.close();
+    }
+  });
+});
+
+describe('Postgres migrations on PGlite', () => {
+  it('applies the same files to a file-backed PGlite and keeps them across reopen', async () => {
+    const dir = await tempDir();
+    const first = await openPostgres({ dataDir: `${dir}/pg` });
+    const report = await migratePostgres(first.db);
+    expect(report.applied).toEqual(expected);
+    await first.close();
+    const second = await openPostgres({ dataDir: `${dir}/pg` });
+    try {
+      expect((await migratePostgres(second.db)).applied).toEqual([]);
+      const count = await second.db
+        .selectFrom('tasks')
+        .select((eb) => eb.fn.countAll().as('n'))
+        .executeTakeFirst();
+      expect(Number(count?.n)).toBe(0);
+    } finally {
+      await second.close();
+    }
+  });
+});

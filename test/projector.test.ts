@@ -1,0 +1,146 @@
+import { sql } from 'kysely';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { drainOutbox, projectBatch } from '../libs/projection/projector.ts';
+import { type ClickHouse, migrateClickHouse, openClickHouse } from '../libs/storage/clickhouse.ts';
+import { openPostgres, type Postgres } from '../libs/storage/postgres.ts';
+import { migratePostgres } from '../libs/storage/postgres-migrations.ts';
+import { appendFacts, type Fact } from '../libs/tasks/outbox.repository.ts';
+import { createTestDatabase, type TestDatabase, tempDir } from './support/engines.ts';
+
+const fact = (business: string, gid: string): Fact => ({
+  kind: 'task_created',
+  business,
+  task_gid: gid,
+  occurred_at: new Date('2026-11-22T09:00:00Z'),
+  payload: {
+    name: gid,
+    project: 'alpha',
+    assignee: null,
+    status: 'open',
+    previous_status: null,
+    due_on: null,
+    task_created_at: '2026-11-22T09:00:00.000Z',
+  },
+});
+
+async function counts(ch: ClickHouse, business: string) {
+  const result = await ch.client.query({
+    query: 'SELECT count() AS n, uniqExact(fact_id) AS u FROM facts WHERE business = {b:String}',
+    query_params: { b: business },
+    format: 'JSONEachRow',
+  });
+  return (await result.json<{ n: number; u: number }>())[0];
+}
+
+const engines = [
+  { name: 'PGlite', server: false },
+  { name: 'Postgres server', server: true },
+];
+
+describe.each(engines)('projector on $name', ({ server }) => {
+  let pg: Postgres;
+  let ch: ClickHouse;
+  let database: TestDatabase | undefined;
+
+  beforeAll(async () => {
+    const dir = await tempDir();
+    database = server ? await createTestDatabase() : undefined;
+    pg = await openPostgres(database ? { url: database.url } : { dataDir: `${dir}/pg` });
+    await migratePostgres(pg.db);
+    ch = await openClickHouse({ dataDir: `${dir}/ch-${server}` });
+    await migrateClickHouse(ch.client);
+  });
+  afterAll(async () => {
+    await pg.close();
+    await ch.close();
+    await database?.drop();
+  });
+
+  const deps = (extra = {}) => ({ db: pg.db, clickhouse: ch.client, batchSize: 7, ...extra });
+  const business = (label: string) => `${label}_${server ? 'pg' : 'lite'}`;
+
+  it('streams every fact into ClickHouse in batches, each exactly once', async () => {
+    const b = business('stream');
+    for (let i = 0; i < 30; i++) await appendFacts(pg.db, [fact(b, `t${i}`)]);
+    expect(await drainOutbox(deps())).toBe(30);
+    expect(await drainOutbox(deps())).toBe(0);
+    expect(await counts(ch, b)).toEqual({ n: 30, u: 30 });
+  });
+
+  it('re-sends a batch that failed after the insert, and ClickHouse keeps it once', async () => {
+    const b = business('retry');
+    for (let i = 0; i < 10; i++) await appendFacts(pg.db, [fact(b, `t${i}`)]);
+    let failures = 2;
+    const failing = deps({
+      afterInsert: () => {
+        if (failures-- > 0) throw new Error('crash before checkpoint');
+      },
+    });
+    await expect(projectBatch(failing)).rejects.toThrow('crash before checkpoint');
+    await expect(projectBatch(failing)).rejects.toThrow('crash before checkpoint');
+    // New facts arrive while the batch is pending: the retry must not widen the batch.
+    for (let i = 10; i < 12; i++) await appendFacts(pg.db, [fact(b, `t${i}`)]);
+    await drainOutbox(failing);
+    expect(await counts(ch, b)).toEqual({ n: 12, u: 12 });
+  });
+});
+
+describe('projector and commit order (Postgres server)', () => {
+  let pg: Postgres;
+  let ch: ClickHouse;
+  let database: TestDatabase;
+
+  beforeAll(async () => {
+    database = await createTestDatabase();
+    pg = await openPostgres({ url: database.url });
+    await migratePostgres(pg.db);
+    ch = await openClickHouse({ dataDir: `${await tempDir()}/ch` });
+    await migrateClickHouse(ch.client);
+  });
+  afterAll(async () => {
+    await pg.close();
+    await ch.close();
+    await database.drop();
+  });
+
+  it('never skips a fact whose transaction commits after a higher id', async () => {
+    const deps = { db: pg.db, clickhouse: ch.client, batchSize: 100 };
+    let releaseSlow!: () => void;
+    const slowMayCommit = new Promise<void>((resolve) => {
+      releaseSlow = resolve;
+    });
+    let slowWrote!: () => void;
+    const slowHasWritten = new Promise<void>((resolve) => {
+      slowWrote = resolve;
+    });
+    // The slow transaction takes the lower outbox id and commits last.
+    const slow = pg.db.transaction().execute(async (trx) => {
+      await appendFacts(trx, [fact('order', 'slow')]);
+      slowWrote();
+      await slowMayCommit;
+    });
+    await slowHasWritten;
+    await appendFacts(pg.db, [fact('order', 'fast')]);
+    const ids = await pg.db.selectFrom('outbox').select(['id', 'task_gid']).orderBy('id').execute();
+    expect(ids.map((row) => row.task_gid)).toEqual(['fast']);
+
+    // While the slow transaction runs, nothing past it is taken, so the cursor cannot jump it.
+    expect(await drainOutbox(deps)).toBe(0);
+    releaseSlow();
+    await slow;
+    expect(await drainOutbox(deps)).toBe(2);
+    const all = await pg.db.selectFrom('outbox').select(['id', 'task_gid']).orderBy('id').execute();
+    expect(all.map((row) => row.task_gid)).toEqual(['slow', 'fast']);
+    expect(await counts(ch, 'order')).toEqual({ n: 2, u: 2 });
+  });
+
+  it('keeps exactly-once when several projectors race', async () => {
+    for (let i = 0; i < 200; i++) await appendFacts(pg.db, [fact('race', `t${i}`)]);
+    const deps = { db: pg.db, clickhouse: ch.client, batchSize: 13 };
+    await Promise.all([drainOutbox(deps), drainOutbox(deps), drainOutbox(deps)]);
+    expect(await counts(ch, 'race')).toEqual({ n: 200, u: 200 });
+    const checkpoint = await sql<{ pending_id: number | null }>`
+      select pending_id from projector_checkpoints where name = 'facts'`.execute(pg.db);
+    expect(checkpoint.rows[0]?.pending_id).toBeNull();
+  });
+});
