@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type Cairn, startCairn } from '../apps/server/cairn.ts';
+import { authHeader } from './support/auth.ts';
 import { type TestConfig, testConfig, waitFor } from './support/engines.ts';
 import { http } from './support/http.ts';
 
@@ -7,10 +8,12 @@ describe('write → outbox → projector → ClickHouse → query', () => {
   let setup: TestConfig;
   let cairn: Cairn;
   let base: string;
+  let auth: Record<string, string>;
   beforeAll(async () => {
     setup = await testConfig();
     cairn = await startCairn({ config: setup.config });
     base = cairn.url!;
+    auth = await authHeader(cairn, { businesses: ['e2e', 'burst'] });
   });
   afterAll(async () => {
     await cairn.close();
@@ -25,6 +28,7 @@ describe('write → outbox → projector → ClickHouse → query', () => {
         period: 'today',
         ...(business ? { business } : {}),
       },
+      headers: auth,
     });
     expect(res.status).toBe(200);
     return res.body;
@@ -33,6 +37,7 @@ describe('write → outbox → projector → ClickHouse → query', () => {
   it("creates a task, reads it back, and counts it in today's tasks_created", async () => {
     const created = await http(base, 'POST', '/api/v1/tasks', {
       body: { business: 'e2e', name: 'Draft the plan', project: 'alpha', due_on: '2026-12-01' },
+      headers: auth,
     });
     expect(created.status).toBe(201);
     const task = created.body.data;
@@ -46,7 +51,7 @@ describe('write → outbox → projector → ClickHouse → query', () => {
     });
     expect(created.headers.get('location')).toBe(`/api/v1/tasks/${task.gid}`);
 
-    const fetched = await http(base, 'GET', `/api/v1/tasks/${task.gid}`);
+    const fetched = await http(base, 'GET', `/api/v1/tasks/${task.gid}`, { headers: auth });
     expect(fetched.status).toBe(200);
     expect(fetched.body.data).toEqual(task);
 
@@ -64,7 +69,10 @@ describe('write → outbox → projector → ClickHouse → query', () => {
   it('counts a burst of writes exactly once each', async () => {
     await Promise.all(
       Array.from({ length: 25 }, (_, i) =>
-        http(base, 'POST', '/api/v1/tasks', { body: { business: 'burst', name: `task ${i}` } }),
+        http(base, 'POST', '/api/v1/tasks', {
+          body: { business: 'burst', name: `task ${i}` },
+          headers: auth,
+        }),
       ),
     );
     const answer = await waitFor(async () => {
@@ -74,6 +82,7 @@ describe('write → outbox → projector → ClickHouse → query', () => {
     expect(answer.data).toHaveLength(1);
     const week = await http(base, 'POST', '/api/v1/query', {
       body: { metrics: ['tasks_created'], period: 'last_7_days', business: 'burst' },
+      headers: auth,
     });
     expect(week.body.data).toEqual([{ tasks_created: 25 }]);
   });

@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type Cairn, startCairn } from '../apps/server/cairn.ts';
+import { authHeader } from './support/auth.ts';
 import { type TestConfig, testConfig } from './support/engines.ts';
 import { http } from './support/http.ts';
 
@@ -9,10 +10,12 @@ describe('HTTP platform conventions', () => {
   let setup: TestConfig;
   let cairn: Cairn;
   let base: string;
+  let auth: Record<string, string>;
   beforeAll(async () => {
     setup = await testConfig();
     cairn = await startCairn({ config: setup.config });
     base = cairn.url!;
+    auth = await authHeader(cairn, { businesses: ['acme'] });
   });
   afterAll(async () => {
     await cairn.close();
@@ -40,7 +43,7 @@ describe('HTTP platform conventions', () => {
     const id = '3f2b8c1e-9d4a-4f6b-8a7c-1e2d3c4b5a69';
     const res = await http(base, 'POST', '/api/v1/tasks', {
       body: { business: 'acme', name: 'Ship it' },
-      headers: { 'X-Request-ID': id },
+      headers: { 'X-Request-ID': id, ...auth },
     });
     expect(res.status).toBe(201);
     expect(res.headers.get('x-request-id')).toBe(id);
@@ -67,6 +70,7 @@ describe('HTTP platform conventions', () => {
   it('answers bad input with the 422 detail array as plain JSON', async () => {
     const res = await http(base, 'POST', '/api/v1/query', {
       body: { metrics: ['tasks_created', 7], dimensions: 'day', period: 'someday', colour: 'red' },
+      headers: auth,
     });
     expect(res.status).toBe(422);
     expect(res.headers.get('content-type')).toMatch(/^application\/json/);
@@ -81,27 +85,34 @@ describe('HTTP platform conventions', () => {
   });
 
   it('reports missing members, an empty body and a non-object body at the right loc', async () => {
-    const missing = await http(base, 'POST', '/api/v1/query', { body: {} });
+    const missing = await http(base, 'POST', '/api/v1/query', { body: {}, headers: auth });
     expect(missing.body.detail).toEqual([
       { loc: ['body', 'metrics'], msg: 'Field required', type: 'missing' },
     ]);
-    const empty = await http(base, 'POST', '/api/v1/query', { body: { metrics: [] } });
+    const empty = await http(base, 'POST', '/api/v1/query', {
+      body: { metrics: [] },
+      headers: auth,
+    });
     expect(empty.body.detail).toEqual([
       { loc: ['body', 'metrics'], msg: 'List should have at least 1 item', type: 'too_short' },
     ]);
-    const none = await http(base, 'POST', '/api/v1/query');
+    const none = await http(base, 'POST', '/api/v1/query', { headers: auth });
     expect(none.status).toBe(422);
     expect(none.body.detail).toEqual([{ loc: ['body'], msg: 'Field required', type: 'missing' }]);
-    const array = await http(base, 'POST', '/api/v1/query', { body: ['tasks_created'] });
+    const array = await http(base, 'POST', '/api/v1/query', {
+      body: ['tasks_created'],
+      headers: auth,
+    });
     expect(array.body.detail[0]).toMatchObject({ loc: ['body'], type: 'model_attributes_type' });
     const tz = await http(base, 'POST', '/api/v1/query', {
       body: { metrics: ['tasks_created'], timezone: 'Mars/Olympus' },
+      headers: auth,
     });
     expect(tz.body.detail[0]).toMatchObject({ loc: ['body', 'timezone'] });
   });
 
   it('validates path parameters', async () => {
-    const res = await http(base, 'GET', `/api/v1/tasks/${'x'.repeat(65)}`);
+    const res = await http(base, 'GET', `/api/v1/tasks/${'x'.repeat(65)}`, { headers: auth });
     expect(res.status).toBe(422);
     expect(res.body.detail[0]).toMatchObject({
       loc: ['path', 'gid'],
@@ -112,7 +123,7 @@ describe('HTTP platform conventions', () => {
   it('turns malformed JSON into a 400 problem', async () => {
     const res = await http(base, 'POST', '/api/v1/query', {
       raw: '{"metrics": [',
-      headers: { 'content-type': 'application/json' },
+      headers: { 'content-type': 'application/json', ...auth },
     });
     expectProblem(res, 400, '/api/v1/query');
   });
@@ -120,6 +131,7 @@ describe('HTTP platform conventions', () => {
   it('turns a body over 1 MiB into a 413 problem', async () => {
     const res = await http(base, 'POST', '/api/v1/tasks', {
       body: { business: 'acme', name: 'x'.repeat(1_100_000) },
+      headers: auth,
     });
     expectProblem(res, 413, '/api/v1/tasks');
   });
@@ -127,21 +139,21 @@ describe('HTTP platform conventions', () => {
   it('refuses a non-JSON body with 415', async () => {
     const res = await http(base, 'POST', '/api/v1/tasks', {
       raw: 'business=acme',
-      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      headers: { 'content-type': 'application/x-www-form-urlencoded', ...auth },
     });
     expectProblem(res, 415, '/api/v1/tasks');
   });
 
   it('answers unknown routes, unknown API versions and unknown tasks with 404 problems', async () => {
     expectProblem(await http(base, 'GET', '/api/v1/nothing-here'), 404, '/api/v1/nothing-here');
-    const v2 = await http(base, 'POST', '/api/v2/query', { body: { metrics: ['tasks_created'] } });
+    const v2 = await http(base, 'POST', '/api/v2/query', {
+      body: { metrics: ['tasks_created'] },
+      headers: auth,
+    });
     expectProblem(v2, 404, '/api/v2/query');
     expect(v2.body.detail).toContain('v2');
-    expectProblem(
-      await http(base, 'GET', '/api/v1/tasks/unknown-gid'),
-      404,
-      '/api/v1/tasks/unknown-gid',
-    );
+    const unknown = await http(base, 'GET', '/api/v1/tasks/unknown-gid', { headers: auth });
+    expectProblem(unknown, 404, '/api/v1/tasks/unknown-gid');
   });
 
   it('answers a known path with the wrong method with 405 and Allow', async () => {
@@ -155,6 +167,7 @@ describe('HTTP platform conventions', () => {
     try {
       const res = await http(base, 'POST', '/api/v1/tasks', {
         body: { business: 'acme', name: 'x' },
+        headers: auth,
       });
       expectProblem(res, 500, '/api/v1/tasks');
       expect(res.text).not.toMatch(/tasks_gone|relation|select|insert|at .*\.ts/i);

@@ -14,6 +14,8 @@ export interface AppOptions {
   /** Each engine's state, for /readyz. */
   readiness: () => Promise<Record<string, string>>;
   metrics: Registry;
+  /** Runs before body parsing, so an unauthenticated caller cannot make the server read a body. */
+  authenticate: express.RequestHandler;
 }
 
 export function createApp(options: AppOptions): express.Express {
@@ -26,6 +28,7 @@ export function createApp(options: AppOptions): express.Express {
     res.setHeader('Cache-Control', 'no-store');
     next();
   });
+  app.use(options.authenticate);
   app.use(jsonBody);
 
   app.get('/healthz', (req: Request, res: Response) => {

@@ -2,6 +2,9 @@ import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type express from 'express';
 import { queryRoutes } from '../../libs/analytics/query.route.ts';
+import { authMiddleware } from '../../libs/auth/auth.middleware.ts';
+import { type MasterKey, resolveMasterKey } from '../../libs/auth/master-key.ts';
+import { tokenRoutes } from '../../libs/auth/tokens.routes.ts';
 import type { Config } from '../../libs/config/config.ts';
 import { createLogger, type Logger } from '../../libs/observability/logger.ts';
 import { createMetricsRegistry } from '../../libs/observability/metrics.ts';
@@ -19,6 +22,7 @@ export interface CairnOptions {
 
 export interface Cairn {
   config: Config;
+  masterKey: MasterKey;
   engines: Engines;
   app: express.Express;
   server: Server;
@@ -44,12 +48,22 @@ export async function startCairn(options: CairnOptions): Promise<Cairn> {
     );
   }
 
+  const masterKey = await resolveMasterKey({
+    configured: config.masterKey,
+    embedded: config.databaseUrl === undefined,
+    dataDir: config.dataDir,
+  });
+  if (masterKey.generated) {
+    logger.warn({ file: masterKey.file }, 'generated a master key for the token endpoints');
+  }
+
   // Every role serves HTTP: the projector answers /healthz, /readyz and /metrics only.
   const factsCommitted = wakeProjector(engines.queue);
   const routes =
     config.role === 'projector'
       ? []
       : [
+          ...tokenRoutes({ db, now }),
           ...taskRoutes({ db, now, factsCommitted }),
           ...queryRoutes({
             db,
@@ -62,6 +76,7 @@ export async function startCairn(options: CairnOptions): Promise<Cairn> {
         ];
   const app = createApp({
     logger,
+    authenticate: authMiddleware({ db, masterKey: masterKey.value, now }),
     metrics: createMetricsRegistry(config.role),
     readiness: () => engines.check(),
     routes,
@@ -77,6 +92,7 @@ export async function startCairn(options: CairnOptions): Promise<Cairn> {
 
   return {
     config,
+    masterKey,
     engines,
     app,
     server,

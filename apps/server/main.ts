@@ -27,6 +27,12 @@ async function main(): Promise<void> {
     `cairn started (${engines})`,
   );
   process.stdout.write(`Cairn (${config.role}) is serving on ${cairn.url} (${engines})\n`);
+  if (cairn.masterKey.generated) {
+    // Shown this once; afterwards it is only in the file.
+    process.stdout.write(
+      `Master key (for POST /api/v1/tokens), kept in ${cairn.masterKey.file}:\n  ${cairn.masterKey.value}\n`,
+    );
+  }
 
   let stopping = false;
   const stop = (signal: string) => {

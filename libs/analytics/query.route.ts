@@ -1,3 +1,5 @@
+import { allowedBusinesses, mayAccessBusiness } from '../auth/principal.ts';
+import { AppError } from '../platform/errors.ts';
 import { defineRoute, type Route } from '../platform/route.ts';
 import { queryBody } from './query.schema.ts';
 import { type AnalyticsDeps, runQuery } from './query.service.ts';
@@ -15,7 +17,16 @@ export function queryRoutes(deps: AnalyticsDeps): Route[] {
       body: queryBody,
       successStatus: 200,
       async handle({ body, ctx }) {
-        return { body: await runQuery(deps, body, { signal: ctx.signal, businesses: null }) };
+        if (body.business !== undefined && !mayAccessBusiness(ctx.principal, body.business)) {
+          throw new AppError('not_found', `Business ${body.business} does not exist.`);
+        }
+        const businesses = allowedBusinesses(ctx.principal);
+        return {
+          body: await runQuery(deps, body, {
+            signal: ctx.signal,
+            businesses: businesses === null ? null : [...businesses],
+          }),
+        };
       },
     }),
   ];

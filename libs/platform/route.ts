@@ -1,3 +1,4 @@
+import type { Principal } from '../auth/principal.ts';
 import type { JsonSchema } from './validation.ts';
 
 export type Scope = 'workflows:read' | 'workflows:write' | 'workflows:execute' | 'analytics:read';
@@ -5,6 +6,7 @@ export type Method = 'get' | 'post' | 'put' | 'delete';
 
 export interface RequestContext {
   requestId: string;
+  principal: Principal;
   /** Aborted when the client goes away before the answer is sent. */
   signal: AbortSignal;
 }
@@ -34,8 +36,8 @@ export interface Route<P = any, Q = any, B = any> {
   operationId: string;
   summary: string;
   tags: string[];
-  /** The scope a token needs; null for public operations. */
-  scope: Scope | null;
+  /** The scope a token needs; 'master' for the master key only; null for public operations. */
+  scope: Scope | 'master' | null;
   params?: JsonSchema;
   query?: JsonSchema;
   body?: JsonSchema;

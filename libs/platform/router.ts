@@ -1,13 +1,18 @@
 import type express from 'express';
 import type { Request, Response } from 'express';
+import { authorize } from '../auth/authorize.ts';
 import { AppError } from './errors.ts';
 import type { Route } from './route.ts';
 import { validate } from './validation.ts';
 
-/** Mounts declared routes: validate path, query and body, call the handler, send its result. */
+/**
+ * Mounts declared routes: authorise, validate path, query and body, call the handler, send its
+ * result. Authorisation comes first so an anonymous caller learns nothing from validation.
+ */
 export function mountRoutes(app: express.Express, routes: Route[]): void {
   for (const route of routes) {
     app[route.method](route.path, async (req: Request, res: Response) => {
+      authorize(route, req.principal);
       const params = route.params ? validate(route.params, { ...req.params }, 'path') : req.params;
       const query = route.query ? validate(route.query, { ...req.query }, 'query') : {};
       const body = route.body ? validate(route.body, req.body, 'body') : undefined;
@@ -20,7 +25,7 @@ export function mountRoutes(app: express.Express, routes: Route[]): void {
         params,
         query,
         body,
-        ctx: { requestId: req.requestId, signal: controller.signal },
+        ctx: { requestId: req.requestId, principal: req.principal, signal: controller.signal },
       });
       for (const [name, value] of Object.entries(result.headers ?? {})) res.setHeader(name, value);
       const status = result.status ?? route.successStatus;

@@ -52,6 +52,18 @@ export interface ProjectorCheckpointsTable {
   updated_at: Timestamp;
 }
 
+export interface ApiTokensTable {
+  id: string;
+  name: string;
+  token_hash: string;
+  kind: 'user' | 'service_account';
+  scopes: string[];
+  businesses: string[];
+  created_at: Timestamp;
+  expires_at: Date | null;
+  revoked_at: Date | null;
+}
+
 export interface SchemaMigrationsTable {
   name: string;
   applied_at: Timestamp;
@@ -63,6 +75,7 @@ export interface Database {
   outbox: OutboxTable;
   projector_checkpoints: ProjectorCheckpointsTable;
   schema_migrations: SchemaMigrationsTable;
+  api_tokens: ApiTokensTable;
 }
 
 /** Repositories take either the database or an open transaction: the use case owns the transaction. */

@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { Kysely } from 'kysely';
+import { mayAccessBusiness, type Principal } from '../auth/principal.ts';
 import { AppError } from '../platform/errors.ts';
 import type { Database, TaskStatus } from '../storage/database.ts';
 import { appendFacts } from './outbox.repository.ts';
@@ -44,8 +45,11 @@ export async function createTask(deps: TaskDeps, input: CreateTaskInput): Promis
   return task;
 }
 
-export async function getTask(deps: TaskDeps, gid: string): Promise<TaskRow> {
+/** A task outside the caller's businesses is answered exactly like a missing one. */
+export async function getTask(deps: TaskDeps, gid: string, principal: Principal): Promise<TaskRow> {
   const task = await findTask(deps.db, gid);
-  if (!task) throw new AppError('not_found', `Task ${gid} does not exist.`);
+  if (!task || !mayAccessBusiness(principal, task.business)) {
+    throw new AppError('not_found', `Task ${gid} does not exist.`);
+  }
   return task;
 }

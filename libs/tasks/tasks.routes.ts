@@ -1,4 +1,6 @@
+import { mayAccessBusiness } from '../auth/principal.ts';
 import { single } from '../platform/envelope.ts';
+import { AppError } from '../platform/errors.ts';
 import { defineRoute, type Route } from '../platform/route.ts';
 import { createTaskBody, gidParams, taskRecord } from './task.schemas.ts';
 import { type CreateTaskInput, createTask, getTask, type TaskDeps } from './task.service.ts';
@@ -23,6 +25,9 @@ export function taskRoutes(deps: TaskDeps): Route[] {
       successStatus: 201,
       response: envelope(taskRecord),
       async handle({ body, ctx }) {
+        if (!mayAccessBusiness(ctx.principal, body.business)) {
+          throw new AppError('not_found', `Business ${body.business} does not exist.`);
+        }
         const task = await createTask(deps, body);
         return {
           body: single(toTaskView(task), ctx.requestId),
@@ -41,7 +46,8 @@ export function taskRoutes(deps: TaskDeps): Route[] {
       successStatus: 200,
       response: envelope(taskRecord),
       async handle({ params, ctx }) {
-        return { body: single(toTaskView(await getTask(deps, params.gid)), ctx.requestId) };
+        const task = await getTask(deps, params.gid, ctx.principal);
+        return { body: single(toTaskView(task), ctx.requestId) };
       },
     }),
   ];

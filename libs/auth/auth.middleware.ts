@@ -1,0 +1,34 @@
+import type { NextFunction, Request, Response } from 'express';
+import type { Kysely } from 'kysely';
+import type { Database } from '../storage/database.ts';
+import type { Principal } from './principal.ts';
+import { authenticate } from './token.service.ts';
+
+declare global {
+  namespace Express {
+    interface Request {
+      principal: Principal;
+    }
+  }
+}
+
+/** Decides who is calling; whether that is enough is each route's declaration's business. */
+export function authMiddleware(deps: {
+  db: Kysely<Database>;
+  masterKey: string | undefined;
+  now: () => Date;
+}) {
+  return async (req: Request, _res: Response, next: NextFunction): Promise<void> => {
+    try {
+      req.principal = await authenticate(
+        deps.db,
+        req.get('authorization'),
+        deps.masterKey,
+        deps.now(),
+      );
+      next();
+    } catch (error) {
+      next(error);
+    }
+  };
+}

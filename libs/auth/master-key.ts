@@ -1,0 +1,41 @@
+import fs from 'node:fs/promises';
+import path from 'node:path';
+import { generateMasterKey } from './token-secret.ts';
+
+export interface MasterKey {
+  /** Undefined when no key is configured: the token endpoints then refuse everyone. */
+  value: string | undefined;
+  /** Where an embedded deployment keeps its generated key. */
+  file: string | undefined;
+  /** True only on the start that generated the key, so it is printed once. */
+  generated: boolean;
+}
+
+export const MASTER_KEY_FILE = 'master.key';
+
+/**
+ * CAIRN_MASTER_KEY wins. Without it, an embedded deployment (no DATABASE_URL) generates a key
+ * on first start and keeps it in DATA_DIR; a server deployment must be given one.
+ */
+export async function resolveMasterKey(options: {
+  configured: string | undefined;
+  embedded: boolean;
+  dataDir: string;
+}): Promise<MasterKey> {
+  if (options.configured) return { value: options.configured, file: undefined, generated: false };
+  if (!options.embedded) return { value: undefined, file: undefined, generated: false };
+  const file = path.join(options.dataDir, MASTER_KEY_FILE);
+  try {
+    return { value: (await fs.readFile(file, 'utf8')).trim(), file, generated: false };
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error;
+  }
+  const value = generateMasterKey();
+  await fs.mkdir(options.dataDir, { recursive: true });
+  await fs.writeFile(file, `${value}\n`, { mode: 0o600, flag: 'wx' }).catch(async (error) => {
+    // Another process won the race to create it: use theirs.
+    if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
+  });
+  const stored = (await fs.readFile(file, 'utf8')).trim();
+  return { value: stored, file, generated: stored === value };
+}

@@ -1,0 +1,36 @@
+import type { Scope } from '../platform/route.ts';
+
+export const SCOPES: readonly Scope[] = [
+  'workflows:read',
+  'workflows:write',
+  'workflows:execute',
+  'analytics:read',
+];
+
+export type TokenKind = 'user' | 'service_account';
+
+/** Who is calling. Every request has one, decided once by the auth middleware. */
+export type Principal =
+  | { kind: 'anonymous' }
+  /** A bearer credential was sent but is unknown, expired or revoked. */
+  | { kind: 'invalid'; reason: string }
+  | { kind: 'master' }
+  | {
+      kind: 'token';
+      id: string;
+      tokenKind: TokenKind;
+      scopes: readonly Scope[];
+      businesses: readonly string[];
+    };
+
+/** The businesses a principal may read or write; null means any (only the master key). */
+export function allowedBusinesses(principal: Principal): readonly string[] | null {
+  if (principal.kind === 'token') return principal.businesses;
+  if (principal.kind === 'master') return null;
+  return [];
+}
+
+export function mayAccessBusiness(principal: Principal, business: string): boolean {
+  const allowed = allowedBusinesses(principal);
+  return allowed === null || allowed.includes(business);
+}

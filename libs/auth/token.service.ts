@@ -1,0 +1,90 @@
+import type { Kysely } from 'kysely';
+import type { Scope } from '../platform/route.ts';
+import type { Database } from '../storage/database.ts';
+import type { Principal, TokenKind } from './principal.ts';
+import { findTokenByHash, insertToken, type TokenRow } from './token.repository.ts';
+import { generateToken, generateTokenId, hashSecret, secretsEqual } from './token-secret.ts';
+
+export interface NewTokenInput {
+  name: string;
+  scopes: Scope[];
+  businesses: string[];
+  kind?: TokenKind;
+  expires_in_days?: number;
+}
+
+export interface IssuedToken {
+  id: string;
+  token: string;
+  name: string;
+  scopes: string[];
+  businesses: string[];
+  kind: TokenKind;
+  expires_at: string | null;
+}
+
+const DAY_MS = 86_400_000;
+
+/** Creates a token; the secret is returned here and never again (only its hash is kept). */
+export async function issueToken(
+  db: Kysely<Database>,
+  input: NewTokenInput,
+  now: Date,
+): Promise<IssuedToken> {
+  const token = generateToken();
+  const row = await insertToken(db, {
+    id: generateTokenId(),
+    name: input.name,
+    token_hash: hashSecret(token),
+    kind: input.kind ?? 'user',
+    scopes: [...new Set(input.scopes)],
+    businesses: [...new Set(input.businesses)],
+    created_at: now,
+    expires_at: input.expires_in_days
+      ? new Date(now.getTime() + input.expires_in_days * DAY_MS)
+      : null,
+  });
+  return { ...toTokenView(row), token };
+}
+
+export function toTokenView(row: TokenRow): Omit<IssuedToken, 'token'> {
+  return {
+    id: row.id,
+    name: row.name,
+    scopes: row.scopes,
+    businesses: row.businesses,
+    kind: row.kind,
+    expires_at: row.expires_at ? row.expires_at.toISOString() : null,
+  };
+}
+
+/**
+ * Turns an Authorization header into a principal. Looked up on every request, so a revoked
+ * token stops working at once on every instance.
+ */
+export async function authenticate(
+  db: Kysely<Database>,
+  header: string | undefined,
+  masterKey: string | undefined,
+  now: Date,
+): Promise<Principal> {
+  if (header === undefined || header.trim() === '') return { kind: 'anonymous' };
+  const match = /^Bearer\s+(\S+)\s*$/i.exec(header);
+  if (!match?.[1])
+    return { kind: 'invalid', reason: 'The Authorization header must be "Bearer <token>".' };
+  const secret = match[1];
+  if (masterKey && secretsEqual(secret, masterKey)) return { kind: 'master' };
+  const row = await findTokenByHash(db, hashSecret(secret));
+  if (!row) return { kind: 'invalid', reason: 'The token is not recognised.' };
+  if (row.revoked_at) return { kind: 'invalid', reason: 'The token has been revoked.' };
+  if (row.expires_at && row.expires_at.getTime() <= now.getTime()) {
+    return { kind: 'invalid', reason: 'The token has expired.' };
+  }
+  return {
+    kind: 'token',
+    id: row.id,
+    tokenKind: row.kind,
+    scopes: row.scopes as Scope[],
+    businesses: row.businesses,
+  };
+}

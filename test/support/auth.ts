@@ -1,0 +1,35 @@
+import type { Cairn } from '../../apps/server/cairn.ts';
+import type { TokenKind } from '../../libs/auth/principal.ts';
+import { issueToken } from '../../libs/auth/token.service.ts';
+import type { Scope } from '../../libs/platform/route.ts';
+
+export const ALL_SCOPES: Scope[] = [
+  'workflows:read',
+  'workflows:write',
+  'workflows:execute',
+  'analytics:read',
+];
+
+export interface TokenSpec {
+  scopes?: Scope[];
+  businesses: string[];
+  kind?: TokenKind;
+  expires_in_days?: number;
+}
+
+/** Issues a real token in the app's database and returns the header that carries it. */
+export async function authHeader(
+  cairn: Cairn,
+  spec: TokenSpec,
+): Promise<{ Authorization: string }> {
+  const issued = await issueToken(
+    cairn.engines.postgres.db,
+    { name: 'test', scopes: spec.scopes ?? ALL_SCOPES, ...spec },
+    new Date(),
+  );
+  return { Authorization: `Bearer ${issued.token}` };
+}
+
+export function masterHeader(cairn: Cairn): { Authorization: string } {
+  return { Authorization: `Bearer ${cairn.masterKey.value}` };
+}
