@@ -13,13 +13,13 @@ describe('query compiler', () => {
       period: 'last_7_days',
     });
     const period = resolvePeriod(query.period, NOW, query.timezone);
-    expect(compileQuery(query, { period, businesses: ['acme', 'beta'], maxRows: 100 })).toEqual({
+    expect(compileQuery(query, { period, businesses: ['acme', 'beta'], rowLimit: 100 })).toEqual({
       sql: [
         "SELECT toString(toDate(occurred_at, {tz:String})) AS day, countIf(kind = 'task_created') AS tasks_created, count() OVER () AS __total_rows",
         'FROM facts',
         "WHERE business IN {businesses:Array(String)} AND occurred_at >= {from:DateTime64(3, 'UTC')} AND occurred_at < {to:DateTime64(3, 'UTC')}",
         'GROUP BY day',
-        'ORDER BY day',
+        'ORDER BY day ASC',
         'LIMIT {limit:UInt32}',
       ].join('\n'),
       params: {
@@ -35,7 +35,7 @@ describe('query compiler', () => {
   it('leaves out grouping, the zone and the business filter when the query needs none', () => {
     const query = parseQuery({ metrics: ['tasks_created', 'tasks_completed'], period: 'today' });
     const period = resolvePeriod(query.period, NOW, query.timezone);
-    expect(compileQuery(query, { period, businesses: null, maxRows: 5 })).toEqual({
+    expect(compileQuery(query, { period, businesses: null, rowLimit: 5 })).toEqual({
       sql: [
         "SELECT countIf(kind = 'task_created') AS tasks_created, countIf(kind = 'task_completed') AS tasks_completed, count() OVER () AS __total_rows",
         'FROM facts',
@@ -53,6 +53,9 @@ describe('query compiler', () => {
       period: 'last_30_days',
       timezone: 'UTC',
       business: null,
+      filters: [],
+      orderBy: [],
+      limit: null,
     });
   });
 });

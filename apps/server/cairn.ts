@@ -6,18 +6,35 @@ import { authMiddleware } from '../../libs/auth/auth.middleware.ts';
 import { type MasterKey, resolveMasterKey } from '../../libs/auth/master-key.ts';
 import { tokenRoutes } from '../../libs/auth/tokens.routes.ts';
 import type { Config } from '../../libs/config/config.ts';
+import { instrumentAnalyticsRoutes } from '../../libs/observability/analytics-metrics.ts';
 import { createLogger, type Logger } from '../../libs/observability/logger.ts';
-import { createMetricsRegistry } from '../../libs/observability/metrics.ts';
-import { startProjector, wakeProjector } from '../../libs/projection/projector-jobs.ts';
+import { createMetrics } from '../../libs/observability/metrics.ts';
+import { Idempotency } from '../../libs/platform/idempotency.ts';
+import { createRateLimiter, type RateClass } from '../../libs/platform/rate-limit.ts';
+import type { Route } from '../../libs/platform/route.ts';
+import {
+  batchObserver,
+  registerProjectionGauges,
+} from '../../libs/projection/projection-metrics.ts';
+import {
+  type RunningProjector,
+  startProjector,
+  wakeProjector,
+} from '../../libs/projection/projector-jobs.ts';
 import { type Engines, openEngines } from '../../libs/storage/engines.ts';
+import { resolveCursorKey } from '../../libs/tasks/cursor-key.ts';
+import { dependencyRoutes } from '../../libs/tasks/dependency.routes.ts';
 import { taskRoutes } from '../../libs/tasks/tasks.routes.ts';
 import { createApp } from './app.ts';
+import { trackHttp } from './http-drain.ts';
 
 export interface CairnOptions {
   config: Config;
   logger?: Logger;
   /** The clock every use case reads; tests fix it. */
   now?: () => Date;
+  /** Requests per minute by class; the contract's 60 / 1000 / 5000 unless a test says otherwise. */
+  rateLimits?: Partial<Record<RateClass, number>>;
 }
 
 export interface Cairn {
@@ -25,6 +42,8 @@ export interface Cairn {
   masterKey: MasterKey;
   engines: Engines;
   app: express.Express;
+  /** Every mounted operation, for tests that sweep the whole route table. */
+  routes: Route[];
   server: Server;
   /** Base URL of the HTTP server. */
   url: string;
@@ -39,11 +58,20 @@ export async function startCairn(options: CairnOptions): Promise<Cairn> {
   const engines = await openEngines(config);
   const db = engines.postgres.db;
   const clickhouse = engines.clickhouse.client;
+  const metrics = createMetrics(config.role);
+  registerProjectionGauges(metrics, { db, queue: engines.queue, now });
 
+  let projector: RunningProjector | undefined;
   if (config.role !== 'api') {
-    await startProjector(
+    projector = await startProjector(
       engines.queue,
-      { db, clickhouse, batchSize: config.projectorBatchSize, now },
+      {
+        db,
+        clickhouse,
+        batchSize: config.projectorBatchSize,
+        now,
+        onBatch: batchObserver(metrics),
+      },
       config.projectorPollMs,
     );
   }
@@ -59,29 +87,51 @@ export async function startCairn(options: CairnOptions): Promise<Cairn> {
 
   // Every role serves HTTP: the projector answers /healthz, /readyz and /metrics only.
   const factsCommitted = wakeProjector(engines.queue);
+  const cursorKey = await resolveCursorKey({
+    configured: config.cursorSecret,
+    masterKey: masterKey.value,
+    db,
+  });
   const routes =
     config.role === 'projector'
       ? []
       : [
           ...tokenRoutes({ db, now }),
           ...taskRoutes({ db, now, factsCommitted }),
-          ...queryRoutes({
-            db,
-            clickhouse,
-            now,
-            maxRows: config.queryMaxRows,
-            timeoutMs: config.queryTimeoutMs,
-            staleAfterMs: config.staleAfterMs,
-          }),
+          ...dependencyRoutes({ db, now, factsCommitted, cursorKey }),
+          ...instrumentAnalyticsRoutes(
+            queryRoutes({
+              db,
+              clickhouse,
+              now,
+              maxRows: config.queryMaxRows,
+              timeoutMs: config.queryTimeoutMs,
+              staleAfterMs: config.staleAfterMs,
+            }),
+            metrics,
+          ),
         ];
+  const rateLimiter = await createRateLimiter({
+    redisUrl: config.redisUrl,
+    prefix: config.redisPrefix,
+    limits: options.rateLimits,
+    logger,
+  });
   const app = createApp({
     logger,
     authenticate: authMiddleware({ db, masterKey: masterKey.value, now }),
-    metrics: createMetricsRegistry(config.role),
-    readiness: () => engines.check(),
+    rateLimiter,
+    idempotency: new Idempotency({ db, now, masterKey: masterKey.value }),
+    metrics,
+    // A draining instance reports not-ready so a load balancer stops sending it requests.
+    readiness: async () => ({
+      ...(await engines.check()),
+      ...(http.draining ? { http: 'draining' } : {}),
+    }),
     routes,
   });
   const server = app.listen(config.port, config.host);
+  const http = trackHttp(server);
   await new Promise<void>((resolve, reject) => {
     server.once('listening', resolve);
     server.once('error', reject);
@@ -95,12 +145,14 @@ export async function startCairn(options: CairnOptions): Promise<Cairn> {
     masterKey,
     engines,
     app,
+    routes,
     server,
     url,
+    /** Graceful: stop accepting, answer what is in flight, finish the batch in hand, close engines. */
     async close() {
-      const closing = new Promise<void>((resolve) => server.close(() => resolve()));
-      server.closeIdleConnections();
-      await closing;
+      await http.drain();
+      projector?.stop();
+      await rateLimiter.close();
       await engines.close();
     },
   };

@@ -1,6 +1,7 @@
 import { ConfigError, loadConfig } from '../../libs/config/config.ts';
 import { createLogger } from '../../libs/observability/logger.ts';
 import { startCairn } from './cairn.ts';
+import { announceStart, isFirstStart } from './first-start.ts';
 
 const SHUTDOWN_DEADLINE_MS = 10_000;
 
@@ -16,6 +17,8 @@ async function main(): Promise<void> {
     throw error;
   }
   const logger = createLogger(config.logLevel);
+  // Asked before the engines open, because opening them fills the data directory.
+  const firstStart = await isFirstStart(config);
   const cairn = await startCairn({ config, logger });
   const engines = [
     `postgres=${cairn.engines.postgres.kind}`,
@@ -57,6 +60,8 @@ async function main(): Promise<void> {
   };
   process.on('SIGTERM', () => stop('SIGTERM'));
   process.on('SIGINT', () => stop('SIGINT'));
+  // After the signal handlers, so a demo load can be interrupted cleanly.
+  await announceStart(cairn, firstStart);
 }
 
 main().catch((error: unknown) => {

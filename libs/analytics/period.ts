@@ -21,6 +21,22 @@ export const PERIODS = [
 export type PeriodName = (typeof PERIODS)[number];
 export const DEFAULT_PERIOD: PeriodName = 'last_30_days';
 
+/** What each name covers, in whole days of the query time zone; served by the catalog route. */
+export const PERIOD_DESCRIPTIONS: Record<PeriodName, string> = {
+  today: 'Today, from local midnight to the next.',
+  yesterday: 'The whole day before today.',
+  last_7_days: 'The 7 days ending with today (today included).',
+  last_30_days: 'The 30 days ending with today (today included). The default.',
+  last_90_days: 'The 90 days ending with today (today included).',
+  this_week: 'The ISO week (Monday to Sunday) containing today.',
+  last_week: 'The ISO week before this one.',
+  this_month: 'The calendar month containing today.',
+  last_month: 'The calendar month before this one.',
+  this_quarter: 'The calendar quarter containing today.',
+  this_year: 'The calendar year containing today.',
+  all_time: 'Everything up to the end of today.',
+};
+
 export interface ResolvedPeriod {
   name: PeriodName;
   from: Date;
@@ -29,7 +45,7 @@ export interface ResolvedPeriod {
 }
 
 /** A calendar date as days since 1970-01-01, so arithmetic is plain integer math. */
-type Day = number;
+export type Day = number;
 const MS_PER_DAY = 86_400_000;
 
 export function resolvePeriod(name: PeriodName, now: Date, timezone: string): ResolvedPeriod {
@@ -84,16 +100,16 @@ export function isValidTimezone(timezone: string): boolean {
   }
 }
 
-const dayOf = (year: number, month: number, date: number): Day =>
+export const dayOf = (year: number, month: number, date: number): Day =>
   Math.floor(Date.UTC(year, month - 1, date) / MS_PER_DAY);
 
-function civil(day: Day): { year: number; month: number } {
+export function civil(day: Day): { year: number; month: number } {
   const date = new Date(day * MS_PER_DAY);
   return { year: date.getUTCFullYear(), month: date.getUTCMonth() + 1 };
 }
 
 /** 0 = Sunday … 6 = Saturday. */
-const weekday = (day: Day): number => new Date(day * MS_PER_DAY).getUTCDay();
+export const weekday = (day: Day): number => new Date(day * MS_PER_DAY).getUTCDay();
 
 const formatters = new Map<string, Intl.DateTimeFormat>();
 function formatter(timezone: string): Intl.DateTimeFormat {
@@ -130,7 +146,7 @@ function wallClock(instant: number, timezone: string): number {
   );
 }
 
-function localDay(instant: Date, timezone: string): Day {
+export function localDay(instant: Date, timezone: string): Day {
   return Math.floor(wallClock(instant.getTime(), timezone) / MS_PER_DAY);
 }
 

@@ -1,6 +1,7 @@
-import { allowedBusinesses, mayAccessBusiness } from '../auth/principal.ts';
-import { AppError } from '../platform/errors.ts';
+import { allowedBusinesses } from '../auth/principal.ts';
+import { single } from '../platform/envelope.ts';
 import { defineRoute, type Route } from '../platform/route.ts';
+import { queryCatalog } from './catalog-view.ts';
 import { queryBody } from './query.schema.ts';
 import { type AnalyticsDeps, runQuery } from './query.service.ts';
 import type { QueryRequest } from './query-parser.ts';
@@ -17,9 +18,6 @@ export function queryRoutes(deps: AnalyticsDeps): Route[] {
       body: queryBody,
       successStatus: 200,
       async handle({ body, ctx }) {
-        if (body.business !== undefined && !mayAccessBusiness(ctx.principal, body.business)) {
-          throw new AppError('not_found', `Business ${body.business} does not exist.`);
-        }
         const businesses = allowedBusinesses(ctx.principal);
         return {
           body: await runQuery(deps, body, {
@@ -27,6 +25,18 @@ export function queryRoutes(deps: AnalyticsDeps): Route[] {
             businesses: businesses === null ? null : [...businesses],
           }),
         };
+      },
+    }),
+    defineRoute<unknown, unknown, unknown>({
+      method: 'get',
+      path: '/api/v1/query/catalog',
+      operationId: 'getQueryCatalog',
+      summary: 'List the metrics, dimensions and periods a query may name',
+      tags: ['analytics'],
+      scope: 'analytics:read',
+      successStatus: 200,
+      async handle({ ctx }) {
+        return { body: single(queryCatalog(), ctx.requestId) };
       },
     }),
   ];

@@ -1,5 +1,5 @@
 import type { Kysely } from 'kysely';
-import type { Scope } from '../platform/route.ts';
+import type { BeforeCommit, Scope } from '../platform/route.ts';
 import type { Database } from '../storage/database.ts';
 import type { Principal, TokenKind } from './principal.ts';
 import { findTokenByHash, insertToken, type TokenRow } from './token.repository.ts';
@@ -25,26 +25,34 @@ export interface IssuedToken {
 
 const DAY_MS = 86_400_000;
 
-/** Creates a token; the secret is returned here and never again (only its hash is kept). */
+/**
+ * Creates a token; the secret is returned here and never again (only its hash is kept).
+ * `beforeCommit` runs inside the insert's transaction (the idempotency record).
+ */
 export async function issueToken(
   db: Kysely<Database>,
   input: NewTokenInput,
   now: Date,
+  options: { beforeCommit?: BeforeCommit<IssuedToken> } = {},
 ): Promise<IssuedToken> {
   const token = generateToken();
-  const row = await insertToken(db, {
-    id: generateTokenId(),
-    name: input.name,
-    token_hash: hashSecret(token),
-    kind: input.kind ?? 'user',
-    scopes: [...new Set(input.scopes)],
-    businesses: [...new Set(input.businesses)],
-    created_at: now,
-    expires_at: input.expires_in_days
-      ? new Date(now.getTime() + input.expires_in_days * DAY_MS)
-      : null,
+  return db.transaction().execute(async (trx) => {
+    const row = await insertToken(trx, {
+      id: generateTokenId(),
+      name: input.name,
+      token_hash: hashSecret(token),
+      kind: input.kind ?? 'user',
+      scopes: [...new Set(input.scopes)],
+      businesses: [...new Set(input.businesses)],
+      created_at: now,
+      expires_at: input.expires_in_days
+        ? new Date(now.getTime() + input.expires_in_days * DAY_MS)
+        : null,
+    });
+    const issued = { ...toTokenView(row), token };
+    await options.beforeCommit?.(trx, issued);
+    return issued;
   });
-  return { ...toTokenView(row), token };
 }
 
 export function toTokenView(row: TokenRow): Omit<IssuedToken, 'token'> {

@@ -5,7 +5,7 @@ import { defineRoute, type Route } from '../platform/route.ts';
 import type { Database } from '../storage/database.ts';
 import { revokeToken } from './token.repository.ts';
 import { createTokenBody, tokenIdParams } from './token.schemas.ts';
-import { issueToken, type NewTokenInput } from './token.service.ts';
+import { type IssuedToken, issueToken, type NewTokenInput } from './token.service.ts';
 
 export function tokenRoutes(deps: { db: Kysely<Database>; now: () => Date }): Route[] {
   return [
@@ -19,7 +19,9 @@ export function tokenRoutes(deps: { db: Kysely<Database>; now: () => Date }): Ro
       body: createTokenBody,
       successStatus: 201,
       async handle({ body, ctx }) {
-        return { body: single(await issueToken(deps.db, body, deps.now()), ctx.requestId) };
+        const respond = (issued: IssuedToken) => ({ body: single(issued, ctx.requestId) });
+        const beforeCommit = ctx.recordResponse(respond);
+        return respond(await issueToken(deps.db, body, deps.now(), { beforeCommit }));
       },
     }),
     defineRoute<{ id: string }, unknown, unknown>({

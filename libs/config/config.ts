@@ -16,6 +16,11 @@ export interface Config {
   /** Key prefix for everything Cairn keeps in Redis, so several deployments can share one server. */
   readonly redisPrefix: string;
   readonly masterKey: string | undefined;
+  /**
+   * Key material for signing pagination cursors. Unset: derived from the master key, or from a
+   * secret generated once and kept in Postgres, so every instance signs alike.
+   */
+  readonly cursorSecret: string | undefined;
   readonly queryMaxRows: number;
   readonly queryTimeoutMs: number;
   readonly staleAfterMs: number;
@@ -89,6 +94,10 @@ export function loadConfig(env: Env = process.env): Config {
       );
     }
   }
+  const cursorSecret = read('CAIRN_CURSOR_SECRET');
+  if (cursorSecret !== undefined && cursorSecret.length < 32) {
+    problems.push('CAIRN_CURSOR_SECRET must be at least 32 characters');
+  }
   const logLevel = read('LOG_LEVEL') ?? 'info';
   if (!LOG_LEVELS.includes(logLevel)) {
     problems.push(`LOG_LEVEL must be one of ${LOG_LEVELS.join(', ')}`);
@@ -104,6 +113,7 @@ export function loadConfig(env: Env = process.env): Config {
     redisUrl,
     redisPrefix: read('CAIRN_REDIS_PREFIX') ?? 'cairn',
     masterKey: read('CAIRN_MASTER_KEY'),
+    cursorSecret,
     queryMaxRows: integer('CAIRN_QUERY_MAX_ROWS', 10_000, 1, 1_000_000),
     queryTimeoutMs: integer('CAIRN_QUERY_TIMEOUT_MS', 10_000, 1, 600_000),
     staleAfterMs: integer('CAIRN_STALE_AFTER_MS', 5_000, 0, 86_400_000),

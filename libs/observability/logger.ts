@@ -1,10 +1,13 @@
-import { type Logger, pino } from 'pino';
+import { type DestinationStream, type Logger, pino } from 'pino';
 
 export type { Logger };
 
-/** JSON logs; credentials are redacted wherever a serializer might pick them up. */
-export function createLogger(level: string): Logger {
-  return pino({
+/**
+ * JSON logs, one object per line, to stdout unless a destination is given (tests capture it).
+ * Credentials are redacted wherever a serializer might pick them up.
+ */
+export function createLogger(level: string, destination?: DestinationStream): Logger {
+  const options = {
     level,
     base: { service: 'cairn' },
     redact: {
@@ -17,5 +20,6 @@ export function createLogger(level: string): Logger {
       ],
       censor: '[redacted]',
     },
-  });
+  };
+  return destination ? pino(options, destination) : pino(options);
 }

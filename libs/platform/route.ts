@@ -1,4 +1,6 @@
+import type { Transaction } from 'kysely';
 import type { Principal } from '../auth/principal.ts';
+import type { Database } from '../storage/database.ts';
 import type { JsonSchema } from './validation.ts';
 
 export type Scope = 'workflows:read' | 'workflows:write' | 'workflows:execute' | 'analytics:read';
@@ -9,7 +11,17 @@ export interface RequestContext {
   principal: Principal;
   /** Aborted when the client goes away before the answer is sent. */
   signal: AbortSignal;
+  /**
+   * Returns a use case's `beforeCommit` hook: it renders the response from the use case's
+   * result and, when the request carries an Idempotency-Key, stores it inside the write's own
+   * transaction, so the write and its record commit together. The rendered response is the one
+   * sent. Routes that write nothing need not call it: the router records their answer itself.
+   */
+  recordResponse<T>(render: (result: T) => RouteResult): BeforeCommit<T>;
 }
+
+/** Called by a write use case inside its transaction, just before commit. */
+export type BeforeCommit<T> = (trx: Transaction<Database>, result: T) => Promise<void>;
 
 export interface RouteInput<P, Q, B> {
   params: P;

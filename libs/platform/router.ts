@@ -2,17 +2,20 @@ import type express from 'express';
 import type { Request, Response } from 'express';
 import { authorize } from '../auth/authorize.ts';
 import { AppError } from './errors.ts';
+import { type Idempotency, idempotencyKeyOf } from './idempotency.ts';
 import type { Route } from './route.ts';
 import { validate } from './validation.ts';
 
 /**
- * Mounts declared routes: authorise, validate path, query and body, call the handler, send its
- * result. Authorisation comes first so an anonymous caller learns nothing from validation.
+ * Mounts declared routes: authorise, validate path, query and body, call the handler (through
+ * the Idempotency-Key layer for POST and PUT), send its result. Authorisation comes first so an
+ * anonymous caller learns nothing from validation.
  */
-export function mountRoutes(app: express.Express, routes: Route[]): void {
+export function mountRoutes(app: express.Express, routes: Route[], idempotency: Idempotency): void {
   for (const route of routes) {
     app[route.method](route.path, async (req: Request, res: Response) => {
       authorize(route, req.principal);
+      const key = idempotencyKeyOf(req, route);
       const params = route.params ? validate(route.params, { ...req.params }, 'path') : req.params;
       const query = route.query ? validate(route.query, { ...req.query }, 'query') : {};
       const body = route.body ? validate(route.body, req.body, 'body') : undefined;
@@ -21,16 +24,21 @@ export function mountRoutes(app: express.Express, routes: Route[]): void {
         if (!res.writableFinished) controller.abort();
       };
       res.on('close', onClose);
-      const result = await route.handle({
-        params,
-        query,
-        body,
-        ctx: { requestId: req.requestId, principal: req.principal, signal: controller.signal },
-      });
-      for (const [name, value] of Object.entries(result.headers ?? {})) res.setHeader(name, value);
-      const status = result.status ?? route.successStatus;
-      if (status === 204 || result.body === undefined) res.status(status).end();
-      else res.status(status).json(result.body);
+      const { principal } = req;
+      const { result, replayed } = await idempotency.execute(
+        { route, principal, key, params, query, body },
+        (recordResponse) =>
+          route.handle({
+            params,
+            query,
+            body,
+            ctx: { requestId: req.requestId, principal, signal: controller.signal, recordResponse },
+          }),
+      );
+      for (const [name, value] of Object.entries(result.headers)) res.setHeader(name, value);
+      if (replayed) res.setHeader('Idempotent-Replayed', 'true');
+      if (result.body === undefined) res.status(result.status).end();
+      else res.status(result.status).json(result.body);
     });
   }
 }

@@ -127,3 +127,11 @@ export async function oldestUnprojected(db: Db, cursor: Position): Promise<Date 
     limit 1`.execute(db);
   return result.rows[0]?.occurred_at ?? null;
 }
+
+/** How many facts wait past the cursor, committed or not yet visible to the projector. */
+export async function countUnprojected(db: Db, cursor: Position): Promise<number> {
+  const result = await sql<{ n: string }>`
+    select count(*) as n from outbox
+    where (xid, id) > (${cursor.xid}::xid8, ${cursor.id}::bigint)`.execute(db);
+  return Number(result.rows[0]?.n ?? 0);
+}

@@ -2,22 +2,54 @@ import type { Job, JobQueue } from '../storage/queue.ts';
 import { drainOutbox, type ProjectorDeps } from './projector.ts';
 
 const DRAIN: Job = { name: 'drain-outbox' };
+const SCHEDULE_ID = 'drain-outbox-every';
+
+export interface RunningProjector {
+  /**
+   * Stops taking batches: the batch in hand finishes (its checkpoint commits), the job ends,
+   * and the queue is not closed here: the engines own it.
+   */
+  stop(): void;
+}
 
 /** Consumes projector jobs in this process, and keeps a timer job as a safety net. */
 export async function startProjector(
   queue: JobQueue,
   deps: ProjectorDeps,
   pollMs: number,
-): Promise<void> {
+): Promise<RunningProjector> {
+  const stopping = new AbortController();
+  const drainDeps = { ...deps, signal: stopping.signal };
   queue.process(async (job) => {
     switch (job.name) {
       case 'drain-outbox':
-        await drainOutbox(deps);
+        await drainOutbox(drainDeps);
         return;
     }
   });
-  await queue.repeat('drain-outbox-every', DRAIN, pollMs);
+  await queue.repeat(SCHEDULE_ID, DRAIN, pollMs);
   await queue.add(DRAIN);
+  // A Redis restarted without persistence comes back without the job schedule; facts written
+  // while it was away would then wait for the next write's wake-up. Re-asserting the schedule
+  // (an idempotent upsert) brings the timer back within a few polls. The in-process queue
+  // cannot lose it, and would stack a timer per call.
+  const reassert =
+    queue.kind === 'bullmq'
+      ? setInterval(
+          () => {
+            queue.repeat(SCHEDULE_ID, DRAIN, pollMs).catch(() => {});
+            queue.add(DRAIN, { dedupId: DRAIN.name }).catch(() => {});
+          },
+          Math.max(pollMs * 10, 1_000),
+        )
+      : undefined;
+  reassert?.unref();
+  return {
+    stop() {
+      clearInterval(reassert);
+      stopping.abort();
+    },
+  };
 }
 
 /**

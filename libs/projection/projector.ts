@@ -21,6 +21,10 @@ export interface ProjectorDeps {
   table?: string;
   /** Fault injection for tests: runs after the ClickHouse insert, before the checkpoint moves. */
   afterInsert?: () => void | Promise<void>;
+  /** Told about each projected batch (metrics). */
+  onBatch?: (batch: { facts: number; seconds: number }) => void;
+  /** Once aborted, `drainOutbox` returns after the batch in hand (graceful shutdown). */
+  signal?: AbortSignal;
 }
 
 export const FACTS_CHECKPOINT = 'facts';
@@ -33,6 +37,7 @@ export const FACTS_CHECKPOINT = 'facts';
  */
 export async function projectBatch(deps: ProjectorDeps): Promise<number> {
   const name = deps.checkpoint ?? FACTS_CHECKPOINT;
+  const started = performance.now();
   const batch = await deps.db.transaction().execute(async (trx) => {
     const checkpoint = await loadCheckpoint(trx, name, true);
     if (checkpoint.pending) return { from: checkpoint.cursor, to: checkpoint.pending };
@@ -52,17 +57,19 @@ export async function projectBatch(deps: ProjectorDeps): Promise<number> {
   });
   await deps.afterInsert?.();
   await commitPending(deps.db, name, batch.to, (deps.now ?? (() => new Date()))());
+  deps.onBatch?.({ facts: rows.length, seconds: (performance.now() - started) / 1000 });
   return rows.length;
 }
 
-/** Projects until nothing is ready; returns the number of facts projected. */
+/** Projects until nothing is ready (or `signal` aborts); returns the number of facts projected. */
 export async function drainOutbox(deps: ProjectorDeps): Promise<number> {
   let total = 0;
-  for (;;) {
+  while (!deps.signal?.aborted) {
     const projected = await projectBatch(deps);
     if (projected === 0) return total;
     total += projected;
   }
+  return total;
 }
 
 /** Derived from the batch's exact bounds: a different batch can never reuse a token. */

@@ -30,6 +30,10 @@ export const BASE_SETTINGS: ClickHouseSettings = {
   date_time_input_format: 'best_effort',
   max_execution_time: 0,
   timeout_overflow_mode: 'throw',
+  // Analytics queries set 1 so a server stops a query whose caller has gone away.
+  cancel_http_readonly_queries_on_client_close: 0,
+  // 0 = no per-query cap (the server-wide limit still applies); analytics queries set their own.
+  max_memory_usage: '0',
   insert_deduplication_token: '',
   insert_deduplicate: 1,
 };

@@ -64,6 +64,28 @@ export interface ApiTokensTable {
   revoked_at: Date | null;
 }
 
+export interface IdempotencyKeysTable {
+  /** `token:<id>` or `master`: keys are scoped per principal. */
+  principal: string;
+  key: string;
+  fingerprint: string;
+  claim_id: string;
+  status: 'in_progress' | 'completed';
+  response_status: number | null;
+  /** JSON text of the route's own headers (Location…), replayed with the body. */
+  response_headers: string | null;
+  /** JSON text, possibly sealed (see libs/platform/idempotency-seal.ts). */
+  response_body: string | null;
+  created_at: Date;
+  expires_at: Date;
+}
+
+export interface ServerSecretsTable {
+  name: string;
+  secret: string;
+  created_at: Timestamp;
+}
+
 export interface SchemaMigrationsTable {
   name: string;
   applied_at: Timestamp;
@@ -76,6 +98,8 @@ export interface Database {
   projector_checkpoints: ProjectorCheckpointsTable;
   schema_migrations: SchemaMigrationsTable;
   api_tokens: ApiTokensTable;
+  server_secrets: ServerSecretsTable;
+  idempotency_keys: IdempotencyKeysTable;
 }
 
 /** Repositories take either the database or an open transaction: the use case owns the transaction. */

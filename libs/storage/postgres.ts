@@ -5,6 +5,7 @@ import { Kysely, PostgresDialect, sql } from 'kysely';
 import pg from 'pg';
 import type { Database } from './database.ts';
 import { PGliteDialect } from './pglite-dialect.ts';
+import { lockDataDir } from './pglite-lock.ts';
 import { pgParsers } from './postgres-types.ts';
 
 export interface Postgres {
@@ -22,6 +23,9 @@ export interface PostgresOptions {
 }
 
 export async function openPostgres(options: PostgresOptions): Promise<Postgres> {
+  // One process per embedded data directory (see pglite-lock.ts); the CLI relies on this.
+  const unlock =
+    !options.url && options.dataDir ? await lockDataDir(`${options.dataDir}.lock`) : undefined;
   const dialect = options.url
     ? new PostgresDialect({ pool: createPool(options.url, options.poolSize ?? 10) })
     : new PGliteDialect(await openPGlite(options.dataDir));
@@ -34,6 +38,7 @@ export async function openPostgres(options: PostgresOptions): Promise<Postgres> 
     },
     async close() {
       await db.destroy();
+      await unlock?.();
     },
   };
 }
@@ -51,6 +56,12 @@ function createPool(url: string, max: number): pg.Pool {
   // An idle client losing its server (restart, failover) must not crash the process; the pool
   // drops it and the next query gets a fresh connection.
   pool.on('error', () => {});
+  // A checked-out client (inside a transaction) that loses its server emits 'error' too, and
+  // with no listener that is an uncaught exception that kills the process; the query in flight
+  // already rejects with the same error, so listening is enough.
+  pool.on('connect', (client) => {
+    client.on('error', () => {});
+  });
   return pool;
 }
 

@@ -29,3 +29,23 @@ export function toTaskView(row: TaskRow): TaskView {
     completed_at: row.completed_at ? row.completed_at.toISOString() : null,
   };
 }
+
+/**
+ * The compact record of a listing: gid, resource_type and name, plus the members asked for,
+ * from a row that holds only those columns.
+ */
+export function toCompactTaskView(
+  row: Pick<TaskRow, 'gid' | 'name'> & Partial<TaskRow>,
+  optFields: readonly Exclude<keyof TaskView, 'gid' | 'name' | 'resource_type'>[],
+): Partial<TaskView> & Pick<TaskView, 'gid' | 'resource_type' | 'name'> {
+  const view: Partial<TaskView> & Pick<TaskView, 'gid' | 'resource_type' | 'name'> = {
+    gid: row.gid,
+    resource_type: 'task',
+    name: row.name,
+  };
+  for (const field of optFields) {
+    const value = row[field];
+    Object.assign(view, { [field]: value instanceof Date ? value.toISOString() : (value ?? null) });
+  }
+  return view;
+}

@@ -27,6 +27,20 @@ export const createTaskBody: JsonSchema = {
   additionalProperties: false,
 };
 
+/** PUT: every member optional; `business` is accepted only unchanged (checked by the use case). */
+export const updateTaskBody: JsonSchema = {
+  type: 'object',
+  properties: {
+    business: { type: 'string', minLength: 1, maxLength: 100 },
+    name,
+    project: label,
+    assignee: label,
+    status: { type: 'string', enum: TASK_STATUSES },
+    due_on: { type: ['string', 'null'], format: 'date' },
+  },
+  additionalProperties: false,
+};
+
 export const taskRecord: JsonSchema = {
   type: 'object',
   properties: {

@@ -1,0 +1,46 @@
+import path from 'node:path';
+import { SingleBar } from 'cli-progress';
+import type { Command } from 'commander';
+import { loadConfig } from '../../../libs/config/config.ts';
+import { generateFacts } from '../../../libs/demo/fact-generator.ts';
+import { migrateClickHouse, openClickHouse } from '../../../libs/storage/clickhouse.ts';
+
+const wholeNumber = (value: string): number => {
+  if (!/^\d+$/.test(value)) throw new Error(`expected a whole number, got "${value}"`);
+  return Number(value);
+};
+
+export function registerDemo(program: Command): void {
+  program
+    .command('demo')
+    .description(
+      'Load realistic generated facts straight into ClickHouse (embedded: stop the server first, chDB allows one process per data directory).',
+    )
+    .requiredOption('--facts <n>', 'how many facts to generate', wholeNumber)
+    .option('--seed <n>', 'same seed, same facts', wholeNumber, 1)
+    .option('--businesses <n>', 'how many businesses (biz-0, biz-1, …)', wholeNumber, 20)
+    .action(async (options: { facts: number; seed: number; businesses: number }) => {
+      const config = loadConfig();
+      const clickhouse = await openClickHouse({
+        url: config.clickhouseUrl,
+        dataDir: path.join(config.dataDir, 'ch'),
+      });
+      await migrateClickHouse(clickhouse.client);
+      const bar = new SingleBar({
+        format: 'facts [{bar}] {percentage}% | {value}/{total} | {duration}s',
+      });
+      bar.start(options.facts, 0);
+      await generateFacts(clickhouse.client, {
+        facts: options.facts,
+        seed: options.seed,
+        businesses: options.businesses,
+        now: new Date(),
+        onProgress: (written) => bar.update(written),
+      });
+      bar.stop();
+      process.stdout.write(
+        `Loaded ${options.facts} facts into ClickHouse (${clickhouse.kind}) for businesses biz-0…biz-${options.businesses - 1}.\n`,
+      );
+      await clickhouse.close();
+    });
+}

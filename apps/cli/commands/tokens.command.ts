@@ -1,0 +1,98 @@
+import path from 'node:path';
+import type { Command } from 'commander';
+import type { TokenKind } from '../../../libs/auth/principal.ts';
+import { listTokens, revokeToken } from '../../../libs/auth/token.repository.ts';
+import { createTokenBody } from '../../../libs/auth/token.schemas.ts';
+import { issueToken, type NewTokenInput, toTokenView } from '../../../libs/auth/token.service.ts';
+import { loadConfig } from '../../../libs/config/config.ts';
+import { ValidationError } from '../../../libs/platform/errors.ts';
+import { validate } from '../../../libs/platform/validation.ts';
+import { openPostgres, type Postgres } from '../../../libs/storage/postgres.ts';
+import { migratePostgres } from '../../../libs/storage/postgres-migrations.ts';
+
+/**
+ * Token management without the HTTP API or the master key: whoever can read the configuration
+ * (DATABASE_URL, or DATA_DIR for the embedded engine) already holds the keys to the data.
+ * Only Postgres is opened; embedded PGlite refuses while a server holds the same DATA_DIR.
+ */
+async function withPostgres<T>(work: (pg: Postgres) => Promise<T>): Promise<T> {
+  const config = loadConfig();
+  const pg = await openPostgres({
+    url: config.databaseUrl,
+    dataDir: path.join(config.dataDir, 'pg'),
+  });
+  try {
+    await migratePostgres(pg.db);
+    return await work(pg);
+  } finally {
+    await pg.close();
+  }
+}
+
+const collect = (value: string, previous: string[]) => [...previous, value];
+
+export function registerTokens(program: Command): void {
+  const tokens = program.command('tokens').description('Issue, list and revoke API tokens.');
+
+  tokens
+    .command('create')
+    .description('Issue a token; it is printed once and only its hash is kept.')
+    .requiredOption('--name <name>', 'what the token is for')
+    .requiredOption('--scopes <list>', 'comma-separated, e.g. analytics:read,workflows:read')
+    .requiredOption('--business <name>', 'a business the token may use (repeatable)', collect, [])
+    .option('--service-account', 'a service account (5000 requests/minute)')
+    .option('--expires-in-days <n>', 'expire after this many days')
+    .action(async (options) => {
+      const input = {
+        name: options.name,
+        scopes: String(options.scopes)
+          .split(',')
+          .map((scope) => scope.trim())
+          .filter(Boolean),
+        businesses: options.business,
+        kind: (options.serviceAccount ? 'service_account' : 'user') as TokenKind,
+        ...(options.expiresInDays === undefined
+          ? {}
+          : { expires_in_days: Number(options.expiresInDays) }),
+      };
+      let request: NewTokenInput;
+      try {
+        request = validate<NewTokenInput>(createTokenBody, input, 'body');
+      } catch (error) {
+        if (!(error instanceof ValidationError)) throw error;
+        const lines = error.issues.map((issue) => `${issue.loc.slice(1).join('.')}: ${issue.msg}`);
+        throw new Error(`invalid token request:\n  ${lines.join('\n  ')}`);
+      }
+      const issued = await withPostgres((pg) => issueToken(pg.db, request, new Date()));
+      process.stdout.write(
+        `Created ${issued.id} (${issued.kind}; scopes ${issued.scopes.join(', ')}; businesses ${issued.businesses.join(', ')}; expires ${issued.expires_at ?? 'never'}).\n` +
+          'Token (shown only now; keep it secret):\n' +
+          `  ${issued.token}\n`,
+      );
+    });
+
+  tokens
+    .command('list')
+    .description('List tokens (never their secrets).')
+    .action(async () => {
+      const rows = await withPostgres((pg) => listTokens(pg.db));
+      for (const row of rows) {
+        const view = toTokenView(row);
+        const state = row.revoked_at ? 'revoked' : 'active';
+        process.stdout.write(
+          `${view.id}  ${state}  ${view.kind}  ${view.name}  scopes=${view.scopes.join(',')}  businesses=${view.businesses.join(',')}  expires=${view.expires_at ?? 'never'}\n`,
+        );
+      }
+      if (rows.length === 0) process.stdout.write('No tokens.\n');
+    });
+
+  tokens
+    .command('revoke')
+    .description('Revoke a token at once.')
+    .argument('<id>', 'the token id (tok_…), as printed by create or list')
+    .action(async (id: string) => {
+      const revoked = await withPostgres((pg) => revokeToken(pg.db, id, new Date()));
+      if (!revoked) throw new Error(`token ${id} does not exist or is already revoked`);
+      process.stdout.write(`Revoked ${id}.\n`);
+    });
+}

@@ -1,0 +1,220 @@
+// `npm run bench -- dependents [--dependents 100000] [--seconds 5]` on the machine's Postgres
+// (TEST_POSTGRES_URL overrides). A task with 100,000 dependents: first and middle pages at
+// limit=100, concurrency 8 and 32, through HTTP (autocannon) against the same statements sent
+// straight to Postgres with pg (the ceiling). Then task creation (with its outbox fact) against
+// the raw insert transaction. The server runs in a child process so load and service do not
+// share an event loop.
+import { type ChildProcess, spawn } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import fs from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import autocannon from 'autocannon';
+import { sql } from 'kysely';
+import pg from 'pg';
+import { startCairn } from '../apps/server/cairn.ts';
+import { issueToken } from '../libs/auth/token.service.ts';
+import { loadConfig } from '../libs/config/config.ts';
+import { openPostgres } from '../libs/storage/postgres.ts';
+import { migratePostgres } from '../libs/storage/postgres-migrations.ts';
+import { resolveCursorKey } from '../libs/tasks/cursor-key.ts';
+import { encodeCursor } from '../libs/tasks/keyset-cursor.ts';
+
+const POSTGRES = process.env.TEST_POSTGRES_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
+const CURSOR_SECRET = 'bench-cursor-secret-bench-cursor-secret';
+const option = (args: string[], name: string, fallback: number): number => {
+  const at = args.indexOf(`--${name}`);
+  return at >= 0 ? Number(args[at + 1]) : fallback;
+};
+
+// The statement the service sends for a page without opt_fields (libs/tasks/dependency.repository.ts).
+const PAGE_SQL = `select root.business as root_business, p.* from tasks root
+  left join lateral (
+    select t."gid", t."name", e.id as edge_id from task_dependencies e
+    join tasks t on t.gid = e."task_gid"
+    where e."dependency_gid" = root.gid and e.id > $1
+    order by e.id limit $2
+  ) p on true
+  where root.gid = $3`;
+
+export async function run(args: string[]): Promise<void> {
+  if (args[0] === '--serve') return serve(args[1]!, args[2]!);
+  const count = option(args, 'dependents', 100_000);
+  const seconds = option(args, 'seconds', 5);
+  const name = `cairn_bench_${randomBytes(4).toString('hex')}`;
+  const admin = async (statement: string) => {
+    const client = new pg.Client({ connectionString: POSTGRES });
+    await client.connect();
+    await client.query(statement);
+    await client.end();
+  };
+  await admin(`create database ${name}`);
+  const url = new URL(POSTGRES);
+  url.pathname = `/${name}`;
+  const dataDir = await fs.mkdtemp(path.join(os.tmpdir(), 'cairn-bench-'));
+  const db = await openPostgres({ url: url.toString() });
+  let child: ChildProcess | undefined;
+  try {
+    await migratePostgres(db.db);
+    await sql`insert into tasks (gid, business, name) values ('root', 'bench', 'root')`.execute(
+      db.db,
+    );
+    await sql`insert into tasks (gid, business, name)
+      select 'dep-' || i, 'bench', 'dependent ' || i from generate_series(1, ${count}) as i`.execute(
+      db.db,
+    );
+    await sql`insert into task_dependencies (task_gid, dependency_gid, business)
+      select 'dep-' || i, 'root', 'bench' from generate_series(1, ${count}) as i order by i`.execute(
+      db.db,
+    );
+    await sql`analyze`.execute(db.db);
+    const middleId = (
+      await sql<{ id: number }>`select id from task_dependencies where dependency_gid = 'root'
+        order by id offset ${Math.floor(count / 2)} limit 1`.execute(db.db)
+    ).rows[0]!.id;
+    const key = await resolveCursorKey({
+      configured: CURSOR_SECRET,
+      masterKey: undefined,
+      db: db.db,
+    });
+    const middle = encodeCursor(key, { listing: 'dependents', taskGid: 'root', afterId: middleId });
+    const { token } = await issueToken(
+      db.db,
+      {
+        name: 'bench',
+        scopes: ['workflows:read', 'workflows:write'],
+        businesses: ['bench'],
+        kind: 'service_account',
+      },
+      new Date(),
+    );
+    const started = await startChild(url.toString(), dataDir);
+    child = started.child;
+    const headers = { authorization: `Bearer ${token}` };
+    const pool = new pg.Pool({ connectionString: url.toString(), max: 10 });
+    console.log(`dependents of one task: ${count}; ${seconds} s per figure; limit=100`);
+    console.log('page   conc  service req/s  p50 ms  p99 ms  raw pg req/s  ratio');
+    for (const [label, after] of [
+      ['first', 0],
+      ['middle', middleId],
+    ] as const) {
+      const query = label === 'first' ? '' : `&offset=${encodeURIComponent(middle)}`;
+      for (const connections of [8, 32]) {
+        const http = await autocannon({
+          url: `${started.url}/api/v1/tasks/root/dependents?limit=100${query}`,
+          connections,
+          duration: seconds,
+          headers,
+        });
+        if (http.non2xx > 0) throw new Error(`${http.non2xx} non-2xx answers`);
+        const raw = await rawRate(pool, connections, seconds, async (client) => {
+          await client.query(PAGE_SQL, [after, 101, 'root']);
+        });
+        const rate = http.requests.average;
+        console.log(
+          `${label.padEnd(6)} ${String(connections).padStart(4)}  ${rate.toFixed(0).padStart(13)}  ${String(http.latency.p50).padStart(6)}  ${String(http.latency.p99).padStart(6)}  ${raw.toFixed(0).padStart(12)}  ${(rate / raw).toFixed(2)}`,
+        );
+      }
+    }
+    const create = await autocannon({
+      url: `${started.url}/api/v1/tasks`,
+      method: 'POST',
+      connections: 32,
+      duration: seconds,
+      headers: { ...headers, 'content-type': 'application/json' },
+      body: JSON.stringify({ business: 'bench', name: 'created by the benchmark', project: 'p' }),
+    });
+    if (create.non2xx > 0) throw new Error(`${create.non2xx} non-2xx answers`);
+    let n = 0;
+    const rawInsert = await rawRate(pool, 32, seconds, async (client) => {
+      const gid = `raw-${process.pid}-${n++}`;
+      await client.query('begin');
+      await client.query(
+        `insert into tasks (gid, business, name, project, status, created_at, updated_at)
+         values ($1, 'bench', 'raw', 'p', 'open', now(), now())`,
+        [gid],
+      );
+      await client.query(
+        `insert into outbox (kind, business, task_gid, payload, occurred_at)
+         values ('task_created', 'bench', $1, $2, now())`,
+        [gid, JSON.stringify({ name: 'raw', status: 'open' })],
+      );
+      await client.query('commit');
+    });
+    console.log(
+      `task creation, conc 32: service ${create.requests.average.toFixed(0)} req/s (p50 ${create.latency.p50} ms, p99 ${create.latency.p99} ms); raw insert transaction ${rawInsert.toFixed(0)} tx/s; ratio ${(create.requests.average / rawInsert).toFixed(2)}`,
+    );
+    await pool.end();
+  } finally {
+    child?.kill('SIGTERM');
+    await db.close();
+    await admin(`drop database if exists ${name} with (force)`);
+    await fs.rm(dataDir, { recursive: true, force: true });
+  }
+}
+
+/** `workers` loops, each on its own pooled connection, for `seconds`: operations per second. */
+async function rawRate(
+  pool: pg.Pool,
+  workers: number,
+  seconds: number,
+  operation: (client: pg.PoolClient) => Promise<void>,
+): Promise<number> {
+  const deadline = Date.now() + seconds * 1000;
+  let done = 0;
+  await Promise.all(
+    Array.from({ length: workers }, async () => {
+      while (Date.now() < deadline) {
+        const client = await pool.connect();
+        try {
+          await operation(client);
+        } finally {
+          client.release();
+        }
+        done++;
+      }
+    }),
+  );
+  return done / seconds;
+}
+
+async function startChild(databaseUrl: string, dataDir: string) {
+  const child = spawn(
+    process.execPath,
+    [
+      ...process.execArgv,
+      path.join(import.meta.dirname, 'main.ts'),
+      'dependents',
+      '--serve',
+      databaseUrl,
+      dataDir,
+    ],
+    { stdio: ['ignore', 'pipe', 'inherit'] },
+  );
+  const url = await new Promise<string>((resolve, reject) => {
+    child.stdout!.on('data', (chunk: Buffer) => {
+      const match = /listening (\S+)/.exec(chunk.toString());
+      if (match) resolve(match[1]!);
+    });
+    child.once('exit', (code) => reject(new Error(`server exited with ${code}`)));
+  });
+  return { child, url };
+}
+
+/** The child: one Cairn (api + projector, chDB), rate limits out of the way. */
+async function serve(databaseUrl: string, dataDir: string): Promise<void> {
+  const config = loadConfig({
+    DATABASE_URL: databaseUrl,
+    DATA_DIR: dataDir,
+    PORT: '0',
+    LOG_LEVEL: 'silent',
+    CAIRN_CURSOR_SECRET: CURSOR_SECRET,
+  });
+  const cairn = await startCairn({
+    config,
+    rateLimits: { anonymous: 1e9, user: 1e9, service_account: 1e9 },
+  });
+  process.stdout.write(`listening ${cairn.url}\n`);
+  await new Promise<void>((resolve) => process.once('SIGTERM', () => resolve()));
+  await cairn.close();
+}

@@ -1,0 +1,190 @@
+// `npm run bench -- projector [--facts 200000] [--batch 20000] [--seconds 20] [--rate 1000]`
+// on the machine's Postgres and Redis (TEST_POSTGRES_URL / TEST_REDIS_URL override), chDB as
+// ClickHouse. 1) Throughput: a pre-filled outbox drained into ClickHouse, facts/s.
+// 2) Freshness: a steady stream of task writes through the write use case (transaction, outbox,
+// wake-up; in process, because HTTP on a small box saturates below the rate), while a prober
+// writes one task at a time over HTTP and polls POST /api/v1/query until it counts it:
+// commit → visible in /query, p50/p99.
+import { randomBytes } from 'node:crypto';
+import fs from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { sql } from 'kysely';
+import pg from 'pg';
+import { startCairn } from '../apps/server/cairn.ts';
+import { issueToken } from '../libs/auth/token.service.ts';
+import { loadConfig } from '../libs/config/config.ts';
+import { drainOutbox } from '../libs/projection/projector.ts';
+import { wakeProjector } from '../libs/projection/projector-jobs.ts';
+import { migrateClickHouse, openClickHouse } from '../libs/storage/clickhouse.ts';
+import { openPostgres } from '../libs/storage/postgres.ts';
+import { migratePostgres } from '../libs/storage/postgres-migrations.ts';
+import { createTask } from '../libs/tasks/task.service.ts';
+
+const POSTGRES = process.env.TEST_POSTGRES_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
+const REDIS = process.env.TEST_REDIS_URL ?? 'redis://127.0.0.1:6379';
+
+const option = (args: string[], name: string, fallback: number): number => {
+  const at = args.indexOf(`--${name}`);
+  return at >= 0 ? Number(args[at + 1]) : fallback;
+};
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+const percentile = (sorted: number[], p: number) =>
+  sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))] ?? Number.NaN;
+
+/** A throwaway database on the server, dropped afterwards. */
+async function scratchDatabase(): Promise<{ url: string; drop(): Promise<void> }> {
+  const name = `cairn_bench_${randomBytes(4).toString('hex')}`;
+  const admin = async (statement: string) => {
+    const client = new pg.Client({ connectionString: POSTGRES });
+    await client.connect();
+    await client.query(statement);
+    await client.end();
+  };
+  await admin(`create database ${name}`);
+  const url = new URL(POSTGRES);
+  url.pathname = `/${name}`;
+  return { url: url.toString(), drop: () => admin(`drop database if exists ${name} with (force)`) };
+}
+
+async function throughput(facts: number, batchSize: number): Promise<void> {
+  const database = await scratchDatabase();
+  const dir = await fs.mkdtemp(path.join(os.tmpdir(), 'cairn-bench-'));
+  const pgx = await openPostgres({ url: database.url });
+  const ch = await openClickHouse({ dataDir: path.join(dir, 'ch') });
+  try {
+    await migratePostgres(pgx.db);
+    await migrateClickHouse(ch.client);
+    // Many transactions (as real writes are), generated in SQL so filling is not the bottleneck.
+    const perTx = 10_000;
+    for (let done = 0; done < facts; done += perTx) {
+      const n = Math.min(perTx, facts - done);
+      await sql`
+        insert into outbox (kind, business, task_gid, payload, occurred_at)
+        select 'task_created', 'biz-' || (i % 20), 'task-' || (${done}::int + i),
+               jsonb_build_object('name', 't', 'project', 'p' || (i % 7), 'assignee', 'a' || (i % 13),
+                 'status', 'open', 'task_created_at', now()),
+               now() - (i || ' seconds')::interval
+        from generate_series(1, ${n}::int) as i`.execute(pgx.db);
+    }
+    const started = performance.now();
+    const projected = await drainOutbox({ db: pgx.db, clickhouse: ch.client, batchSize });
+    const seconds = (performance.now() - started) / 1000;
+    process.stdout.write(
+      `throughput: ${projected} facts in ${seconds.toFixed(2)} s = ${Math.round(projected / seconds)} facts/s (batch ${batchSize})\n`,
+    );
+  } finally {
+    await ch.close();
+    await pgx.close();
+    await database.drop();
+    await fs.rm(dir, { recursive: true, force: true });
+  }
+}
+
+async function freshness(seconds: number, rate: number): Promise<void> {
+  const database = await scratchDatabase();
+  const dataDir = await fs.mkdtemp(path.join(os.tmpdir(), 'cairn-bench-'));
+  const config = loadConfig({
+    DATA_DIR: dataDir,
+    PORT: '0',
+    LOG_LEVEL: 'silent',
+    DATABASE_URL: database.url,
+    REDIS_URL: REDIS,
+    CAIRN_REDIS_PREFIX: `cairn_bench_${randomBytes(4).toString('hex')}`,
+  });
+  const cairn = await startCairn({ config, rateLimits: { service_account: 1e9, user: 1e9 } });
+  try {
+    const { token } = await issueToken(
+      cairn.engines.postgres.db,
+      {
+        name: 'bench',
+        scopes: ['workflows:write', 'analytics:read'],
+        businesses: ['load', 'probe'],
+        kind: 'service_account',
+      },
+      new Date(),
+    );
+    const headers = { authorization: `Bearer ${token}`, 'content-type': 'application/json' };
+    const post = (route: string, body: unknown) =>
+      fetch(`${cairn.url}${route}`, { method: 'POST', headers, body: JSON.stringify(body) });
+
+    const tasks = {
+      db: cairn.engines.postgres.db,
+      now: () => new Date(),
+      factsCommitted: wakeProjector(cairn.engines.queue),
+    };
+    let running = true;
+    let writes = 0;
+    let writeErrors = 0;
+    let skipped = 0;
+    const load = (async () => {
+      // Paced in 10 ms ticks so the rate stays steady rather than bursty; a write that would
+      // exceed 500 in flight is skipped and counted, so an overloaded box shows in the figures.
+      const inFlight = new Set<Promise<void>>();
+      const started = performance.now();
+      for (let tick = 0; running; tick++) {
+        const due =
+          Math.floor(((tick + 1) * 10 * rate) / 1000) - Math.floor((tick * 10 * rate) / 1000);
+        for (let i = 0; i < due; i++) {
+          if (inFlight.size >= 500) {
+            skipped += 1;
+            continue;
+          }
+          const write = createTask(tasks, { business: 'load', name: 'w', project: 'p' }).then(
+            () => {
+              writes += 1;
+            },
+            () => {
+              writeErrors += 1;
+            },
+          );
+          inFlight.add(write);
+          void write.finally(() => inFlight.delete(write));
+        }
+        await sleep(Math.max(0, started + (tick + 1) * 10 - performance.now()));
+      }
+      await Promise.all(inFlight);
+    })();
+
+    const latencies: number[] = [];
+    const began = performance.now();
+    for (let probe = 1; performance.now() - began < seconds * 1000; probe++) {
+      const res = await post('/api/v1/tasks', { business: 'probe', name: `p${probe}` });
+      await res.arrayBuffer();
+      const committed = performance.now();
+      for (;;) {
+        const answer = await post('/api/v1/query', {
+          metrics: ['tasks_created'],
+          business: 'probe',
+          period: 'today',
+        });
+        const body = (await answer.json()) as { data?: Array<{ tasks_created?: number }> };
+        if ((body.data?.[0]?.tasks_created ?? 0) >= probe) break;
+        await sleep(5);
+      }
+      latencies.push(performance.now() - committed);
+      await sleep(50);
+    }
+    const elapsed = (performance.now() - began) / 1000;
+    running = false;
+    await load;
+    latencies.sort((a, b) => a - b);
+    process.stdout.write(
+      `freshness: ${latencies.length} probes at ${Math.round(writes / elapsed)} writes/s achieved ` +
+        `(target ${rate}, ${writeErrors} errors, ${skipped} skipped): p50 ${percentile(latencies, 50).toFixed(0)} ms, ` +
+        `p99 ${percentile(latencies, 99).toFixed(0)} ms, max ${latencies.at(-1)?.toFixed(0)} ms\n`,
+    );
+  } finally {
+    await cairn.close();
+    await database.drop();
+    await fs.rm(dataDir, { recursive: true, force: true });
+  }
+}
+
+export async function run(args: string[]): Promise<void> {
+  process.stdout.write(
+    `projector benchmark on ${os.cpus().length} CPUs, Node ${process.version}\n`,
+  );
+  await throughput(option(args, 'facts', 200_000), option(args, 'batch', 20_000));
+  await freshness(option(args, 'seconds', 20), option(args, 'rate', 1_000));
+}

@@ -1,0 +1,163 @@
+// `npm run bench -- query [--facts 1000000,10000000] [--requests 40]`: loads N generated facts
+// into embedded ClickHouse, then times representative queries end to end over HTTP (the
+// service) and the same compiled SQL called directly on the engine, in the same run.
+import fs from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import autocannon from 'autocannon';
+import { SingleBar } from 'cli-progress';
+import { startCairn } from '../apps/server/cairn.ts';
+import { type AnalyticsDeps, prepareQuery } from '../libs/analytics/query.service.ts';
+import type { QueryRequest } from '../libs/analytics/query-parser.ts';
+import { issueToken } from '../libs/auth/token.service.ts';
+import { loadConfig } from '../libs/config/config.ts';
+import { generateFacts } from '../libs/demo/fact-generator.ts';
+
+const BUSINESSES = Array.from({ length: 20 }, (_, i) => `biz-${i}`);
+
+const QUERIES: Array<[string, QueryRequest]> = [
+  [
+    'created by day, 30 d, 1 biz',
+    { metrics: ['tasks_created'], dimensions: ['day'], business: 'biz-3' },
+  ],
+  [
+    'completion + p90 by project, 90 d',
+    {
+      metrics: ['tasks_completed', 'completion_rate', 'p90_cycle_time_hours'],
+      dimensions: ['project'],
+      period: 'last_90_days',
+    },
+  ],
+  [
+    'open + overdue by assignee, 1 biz',
+    {
+      metrics: ['open_tasks', 'overdue_tasks'],
+      dimensions: ['assignee'],
+      period: 'this_month',
+      business: 'biz-3',
+    },
+  ],
+  [
+    'blocked + open by week, 90 d, 1 biz',
+    {
+      metrics: ['blocked_tasks', 'open_tasks'],
+      dimensions: ['week'],
+      period: 'last_90_days',
+      business: 'biz-3',
+    },
+  ],
+  [
+    'created, completed, open by month, year',
+    {
+      metrics: ['tasks_created', 'tasks_completed', 'open_tasks'],
+      dimensions: ['month'],
+      period: 'this_year',
+    },
+  ],
+];
+
+const option = (args: string[], name: string, fallback: string) => {
+  const at = args.indexOf(`--${name}`);
+  return at >= 0 && args[at + 1] ? (args[at + 1] as string) : fallback;
+};
+
+function percentile(samples: number[], p: number): number {
+  const sorted = [...samples].sort((a, b) => a - b);
+  return sorted[Math.min(sorted.length - 1, Math.ceil(p * sorted.length) - 1)] as number;
+}
+
+export async function run(args: string[]): Promise<void> {
+  const sizes = option(args, 'facts', '1000000,10000000').split(',').map(Number);
+  const requests = Number(option(args, 'requests', '40'));
+  const rows: string[] = [];
+  for (const facts of sizes) {
+    const dataDir = await fs.mkdtemp(path.join(os.tmpdir(), 'cairn-bench-'));
+    const config = loadConfig({
+      DATA_DIR: dataDir,
+      PORT: '0',
+      LOG_LEVEL: 'silent',
+      CAIRN_QUERY_TIMEOUT_MS: '600000',
+      CAIRN_PROJECTOR_POLL_MS: '60000',
+    });
+    const cairn = await startCairn({ config });
+    try {
+      const bar = new SingleBar({ format: `${facts} facts [{bar}] {percentage}% | {duration}s` });
+      bar.start(facts, 0);
+      await generateFacts(cairn.engines.clickhouse.client, {
+        facts,
+        seed: 1,
+        now: new Date(),
+        onProgress: (n) => bar.update(n),
+      });
+      bar.stop();
+      // Time queries on settled parts, not on a table still merging in the background.
+      await cairn.engines.clickhouse.client.command({ query: 'OPTIMIZE TABLE facts FINAL' });
+      const db = cairn.engines.postgres.db;
+      const { token } = await issueToken(
+        db,
+        {
+          name: 'bench',
+          scopes: ['analytics:read'],
+          businesses: BUSINESSES,
+          kind: 'service_account',
+        },
+        new Date(),
+      );
+      const deps: AnalyticsDeps = {
+        db,
+        clickhouse: cairn.engines.clickhouse.client,
+        now: () => new Date(),
+        maxRows: config.queryMaxRows,
+        timeoutMs: config.queryTimeoutMs,
+        staleAfterMs: config.staleAfterMs,
+      };
+      for (const [name, request] of QUERIES) {
+        const engine = await engineTimes(deps, request, requests);
+        const service = await serviceTimes(cairn.url, token, request, requests);
+        const target = 1.15 * engine.p50 + 3;
+        rows.push(
+          `| ${facts.toLocaleString('en-US')} | ${name} | ${service.p50.toFixed(1)} | ${service.p99.toFixed(1)} | ${engine.p50.toFixed(1)} | ${engine.p99.toFixed(1)} | ${service.p50 <= target ? 'yes' : 'no'} |`,
+        );
+        process.stdout.write(`${rows.at(-1)}\n`);
+      }
+    } finally {
+      await cairn.close();
+      await fs.rm(dataDir, { recursive: true, force: true });
+    }
+  }
+  process.stdout.write(
+    `\n| facts | query | service p50 ms | service p99 ms | engine p50 ms | engine p99 ms | p50 ≤ 1.15×engine+3 |\n|---|---|---|---|---|---|---|\n${rows.join('\n')}\n`,
+  );
+}
+
+/** The statement the service would run, sent straight to the engine: no HTTP, no Postgres. */
+async function engineTimes(deps: AnalyticsDeps, request: QueryRequest, times: number) {
+  const { compiled } = await prepareQuery(deps, request, BUSINESSES, new Date());
+  const samples: number[] = [];
+  for (let i = 0; i < times + 2; i++) {
+    const started = performance.now();
+    const result = await deps.clickhouse.query({
+      query: compiled.sql,
+      query_params: compiled.params,
+      format: 'JSON',
+    });
+    await result.json();
+    if (i >= 2) samples.push(performance.now() - started);
+  }
+  return { p50: percentile(samples, 0.5), p99: percentile(samples, 0.99) };
+}
+
+/** One connection: chDB runs one statement at a time, so concurrency would only queue. */
+async function serviceTimes(url: string, token: string, request: QueryRequest, times: number) {
+  const options = {
+    url: `${url}/api/v1/query`,
+    method: 'POST' as const,
+    headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+    body: JSON.stringify(request),
+    connections: 1,
+  };
+  await autocannon({ ...options, amount: 2 });
+  const result = await autocannon({ ...options, amount: times });
+  if (result.non2xx > 0) throw new Error(`${result.non2xx} requests failed`);
+  return { p50: result.latency.p50, p99: result.latency.p99 };
+}

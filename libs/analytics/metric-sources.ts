@@ -1,0 +1,118 @@
+import { DIMENSIONS, type DimensionName, METRICS, type MetricName } from './catalog.ts';
+import type { QueryFilter } from './query-parser.ts';
+
+/** Pieces shared by every source of one query. Values are bound: only names reach the text. */
+export interface SourceContext {
+  dimensions: DimensionName[];
+  metrics: MetricName[];
+  filters: QueryFilter[];
+  /** `business IN {businesses:…}` when the caller is restricted, else null. */
+  scope: string | null;
+  /** Whether other sources share the result, so this one fills their columns with neutrals. */
+  union: boolean;
+}
+
+const TIME = "DateTime64(3, 'UTC')";
+const TIME_ARRAY = `Array(${TIME})`;
+/** The "no next fact" end of a span: later than any bucket end. */
+const NEVER = "toDateTime64('2299-12-31 00:00:00', 3, 'UTC')";
+
+const and = (conditions: Array<string | null>) => conditions.filter(Boolean).join(' AND ');
+
+function dimensionColumns(ctx: SourceContext, instant: string): string[] {
+  return ctx.dimensions.map((name) => {
+    const expression = DIMENSIONS[name].sql(instant);
+    return expression === name ? name : `${expression} AS ${name}`;
+  });
+}
+
+/** `f{i}` parameters are bound by the compiler in the same order. */
+export function filterConditions(filters: QueryFilter[], instant: string): string[] {
+  return filters.map((filter, i) => {
+    const expression = DIMENSIONS[filter.dimension].sql(instant);
+    return `${expression} ${OPERATORS[filter.op]} {f${i}:${filter.op === 'eq' || filter.op === 'neq' ? 'String' : 'Array(String)'}}`;
+  });
+}
+
+const OPERATORS = { eq: '=', neq: '!=', in: 'IN', not_in: 'NOT IN' } as const;
+
+/** Each requested metric: its own aggregate here, a neutral value where another source computes it. */
+function metricColumns(ctx: SourceContext, source: 'flow' | 'state'): string[] {
+  return ctx.metrics
+    .filter((name) => ctx.union || METRICS[name].source === source)
+    .map((name) => {
+      const metric = METRICS[name];
+      if (metric.source === source) return `${metric.sql} AS ${name}`;
+      return `${metric.type === 'number' && name !== 'completion_rate' ? 'NULL' : '0'} AS ${name}`;
+    });
+}
+
+const groupBy = (ctx: SourceContext) =>
+  ctx.dimensions.length > 0 ? [`GROUP BY ${ctx.dimensions.join(', ')}`] : [];
+
+/** Metrics over the facts that happened inside [from, to). */
+export function flowSelect(ctx: SourceContext): string[] {
+  return [
+    `SELECT ${[...dimensionColumns(ctx, 'occurred_at'), ...metricColumns(ctx, 'flow')].join(', ')}`,
+    'FROM facts',
+    `WHERE ${and([ctx.scope, `occurred_at >= {from:${TIME}}`, `occurred_at < {to:${TIME}}`, ...filterConditions(ctx.filters, 'occurred_at')])}`,
+    ...groupBy(ctx),
+  ];
+}
+
+/** Metrics over each task's state at each bucket's `at` instant (rows of `task_at`). */
+export function stateSelect(ctx: SourceContext): string[] {
+  const blocked = ctx.metrics.includes('blocked_tasks');
+  const where = filterConditions(ctx.filters, 'bucket');
+  return [
+    `SELECT ${[...dimensionColumns(ctx, 'bucket'), ...metricColumns(ctx, 'state')].join(', ')}`,
+    blocked ? 'FROM task_at LEFT JOIN blocked_at USING (at, task_gid)' : 'FROM task_at',
+    ...(where.length > 0 ? [`WHERE ${and(where)}`] : []),
+    ...groupBy(ctx),
+  ];
+}
+
+/** Facts of one entity as spans [occurred_at, next_at): the state each fact left behind. */
+function spans(partition: string, columns: string, where: string): string {
+  return [
+    `SELECT ${columns}, occurred_at, leadInFrame(occurred_at, 1, ${NEVER})`,
+    `OVER (PARTITION BY ${partition} ORDER BY occurred_at, fact_id ROWS BETWEEN CURRENT ROW AND 1 FOLLOWING) AS next_at`,
+    `FROM facts WHERE ${where}`,
+  ].join(' ');
+}
+
+/** The bucket indexes whose `at` falls in a span: where that span is the current state. */
+const BUCKET_JOIN = `ARRAY JOIN arrayFilter(i -> {ats:${TIME_ARRAY}}[i] > occurred_at AND {ats:${TIME_ARRAY}}[i] <= next_at, arrayEnumerate({ats:${TIME_ARRAY}})) AS i`;
+const BUCKET_COLUMNS = `{starts:${TIME_ARRAY}}[i] AS bucket, {ats:${TIME_ARRAY}}[i] AS at`;
+const BEFORE_END = `occurred_at < {state_to:${TIME}}`;
+
+/** CTEs the state select (and, for completion_rate, the flow select) read from. */
+export function commonTables(ctx: SourceContext): string[] {
+  const tables: string[] = [];
+  if (ctx.metrics.includes('completion_rate')) {
+    tables.push(
+      `completed_tasks AS (SELECT task_gid FROM facts WHERE ${and([ctx.scope, "kind = 'task_completed'", `occurred_at < {to:${TIME}}`])})`,
+    );
+  }
+  if (!ctx.metrics.some((name) => METRICS[name].source === 'state')) return tables;
+  const taskSpans = spans(
+    'task_gid',
+    'task_gid, kind, business, project, assignee, status, due_on',
+    and([ctx.scope, BEFORE_END]),
+  );
+  tables.push(
+    `task_at AS (SELECT ${BUCKET_COLUMNS}, task_gid, business, project, assignee, status, due_on FROM (${taskSpans}) ${BUCKET_JOIN} WHERE kind != 'task_deleted' AND status IN ('open', 'in_progress'))`,
+  );
+  if (ctx.metrics.includes('blocked_tasks')) {
+    const edgeSpans = spans(
+      'task_gid, dependency_gid',
+      'task_gid, dependency_gid, kind',
+      and([ctx.scope, "kind IN ('dependency_added', 'dependency_removed')", BEFORE_END]),
+    );
+    tables.push(
+      `edge_at AS (SELECT {ats:${TIME_ARRAY}}[i] AS at, task_gid, dependency_gid FROM (${edgeSpans}) ${BUCKET_JOIN} WHERE kind = 'dependency_added')`,
+      'blocked_at AS (SELECT DISTINCT edge_at.at AS at, edge_at.task_gid AS task_gid, 1 AS blocked FROM edge_at INNER JOIN task_at AS dependency ON dependency.at = edge_at.at AND dependency.task_gid = edge_at.dependency_gid)',
+    );
+  }
+  return tables;
+}

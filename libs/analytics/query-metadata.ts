@@ -1,0 +1,90 @@
+import type { Freshness } from '../projection/freshness.ts';
+import { DIMENSIONS, METRICS } from './catalog.ts';
+import type { ResolvedPeriod } from './period.ts';
+import type { AnalyticsQuery } from './query-parser.ts';
+
+export interface QueryWarning {
+  code: 'result_truncated' | 'partial_result' | 'stale_data';
+  message: string;
+  [member: string]: unknown;
+}
+
+export interface RunFacts {
+  query: AnalyticsQuery;
+  period: ResolvedPeriod;
+  rowCount: number;
+  totalRows: number;
+  /** The server cap cut the rows (a caller's own `limit` never earns a warning). */
+  capped: boolean;
+  engineElapsedMs: number;
+  timeoutMs: number;
+  freshness: Freshness;
+  staleAfterMs: number;
+}
+
+/** Tells the caller plainly when the answer is cut short, incomplete or behind. */
+export function queryWarnings(run: RunFacts): QueryWarning[] {
+  const warnings: QueryWarning[] = [];
+  if (run.capped) {
+    warnings.push({
+      code: 'result_truncated',
+      message: `Only the first ${run.rowCount} of ${run.totalRows} rows are returned; narrow the query or page with filters.`,
+      returned_rows: run.rowCount,
+      total_rows: run.totalRows,
+    });
+  }
+  // ClickHouse checks its budget between blocks and, in 'break' mode, stops quietly: the only
+  // trace is an elapsed time at or past the budget. A query that finished right at the budget
+  // is flagged too: the warning may be spurious but is never missing.
+  if (run.engineElapsedMs >= run.timeoutMs) {
+    warnings.push({
+      code: 'partial_result',
+      message: `The query reached its ${run.timeoutMs} ms time budget; the numbers may cover only the data read so far.`,
+      timeout_ms: run.timeoutMs,
+    });
+  }
+  if (run.freshness.lagMs > run.staleAfterMs) {
+    warnings.push({
+      code: 'stale_data',
+      message: `Facts from the last ${Math.ceil(run.freshness.lagMs / 1000)} s are not yet included.`,
+      lag_ms: run.freshness.lagMs,
+    });
+  }
+  return warnings;
+}
+
+export function resolvedQuery(query: AnalyticsQuery, period: ResolvedPeriod) {
+  return {
+    metrics: query.metrics,
+    dimensions: query.dimensions,
+    period: {
+      name: period.name,
+      from: period.from.toISOString(),
+      to: period.to.toISOString(),
+      timezone: period.timezone,
+    },
+    business: query.business,
+    filters: query.filters,
+    order_by: query.orderBy,
+    limit: query.limit,
+  };
+}
+
+export function describeColumns(query: AnalyticsQuery) {
+  return [
+    ...query.dimensions.map((name) => ({
+      name,
+      kind: 'dimension',
+      type: DIMENSIONS[name].type,
+      unit: null,
+      description: DIMENSIONS[name].description,
+    })),
+    ...query.metrics.map((name) => ({
+      name,
+      kind: 'metric',
+      type: METRICS[name].type,
+      unit: METRICS[name].unit,
+      description: METRICS[name].description,
+    })),
+  ];
+}

@@ -1,0 +1,85 @@
+import type { ClickHouseClient } from '@clickhouse/client';
+
+export interface FactGeneratorOptions {
+  /** How many facts to write. */
+  facts: number;
+  /** Same seed, same facts. */
+  seed: number;
+  /** The last instant facts may carry; they spread over the year before it. */
+  now: Date;
+  businesses?: number;
+  /** Facts per INSERT. */
+  batchSize?: number;
+  /** Called after each batch with the number of facts written so far. */
+  onProgress?: (written: number) => void;
+}
+
+/** Generated facts get ids far above any outbox id, so they never collide with real ones. */
+export const DEMO_FACT_ID_BASE = 1_000_000_000_000_000;
+const YEAR_MS = 365 * 86_400_000;
+
+/**
+ * One task's life in four facts, computed by ClickHouse itself from a hash of (seed, task), so
+ * millions of rows need no round trip through JavaScript: created (open) → a dependency on an
+ * older task of the same business (or a due-date change) → in progress → completed (70 %),
+ * cancelled (10 %) or reassigned and still in progress (20 %). Every column is a pure function
+ * of the row number: any batch can be (re)written alone.
+ */
+const INSERT_BATCH = `
+INSERT INTO facts (fact_id, kind, business, task_gid, occurred_at, project, assignee, status,
+  previous_status, due_on, task_created_at, dependency_gid)
+SELECT fact_id, kind, business, task_gid, occurred_at, project, assignee, status, previous_status,
+  due_on, task_created_at, dependency_gid
+FROM (
+  WITH
+    intDiv(number, 4) AS task,
+    number % 4 AS slot,
+    cityHash64({seed:UInt64}, task) AS h,
+    h % 100 AS fate,
+    task - {businesses:UInt64} * (1 + h % 10) AS dependency,
+    {now:DateTime64(3, 'UTC')} - toIntervalMillisecond(1) AS last,
+    least({now:DateTime64(3, 'UTC')} - toIntervalMillisecond(${YEAR_MS}) + toIntervalMillisecond(h % ${YEAR_MS}), last) AS created,
+    least(created + toIntervalMillisecond(3600000 + cityHash64(h, 1) % 259200000), last) AS started,
+    least(started + toIntervalMillisecond(cityHash64(h, 2) % 1209600000), last) AS ended
+  SELECT
+    {base:UInt64} + number AS fact_id,
+    multiIf(slot = 0, 'task_created', slot = 1, if(task >= {businesses:UInt64} * 10, 'dependency_added', 'task_updated'),
+      slot = 2, 'task_updated', fate < 70, 'task_completed', 'task_updated') AS kind,
+    concat('biz-', toString(task % {businesses:UInt64})) AS business,
+    concat('demo-', toString({seed:UInt64}), '-', toString(task)) AS task_gid,
+    multiIf(slot = 0, created, slot = 1, least(created + toIntervalSecond(1), last), slot = 2, started, ended) AS occurred_at,
+    concat('project-', toString(cityHash64(h, 3) % 12)) AS project,
+    concat('user-', toString(if(slot = 3 AND fate >= 80, cityHash64(h, 5), cityHash64(h, 4)) % 60)) AS assignee,
+    multiIf(slot < 2, 'open', slot = 2, 'in_progress', fate < 70, 'completed', fate < 80, 'cancelled', 'in_progress') AS status,
+    multiIf(slot = 0, '', slot = 1, 'open', slot = 2, 'open', 'in_progress') AS previous_status,
+    if(h % 10 < 7, toDate(created + toIntervalDay(3 + cityHash64(h, 6) % 30)), NULL) AS due_on,
+    created AS task_created_at,
+    if(slot = 1 AND task >= {businesses:UInt64} * 10, concat('demo-', toString({seed:UInt64}), '-', toString(dependency)), '') AS dependency_gid
+  FROM numbers({offset:UInt64}, {count:UInt64})
+)`;
+
+/** Streams `facts` generated facts into ClickHouse, batch by batch; deterministic by seed. */
+export async function generateFacts(
+  client: ClickHouseClient,
+  options: FactGeneratorOptions,
+): Promise<number> {
+  const batchSize = options.batchSize ?? 500_000;
+  let written = 0;
+  while (written < options.facts) {
+    const count = Math.min(batchSize, options.facts - written);
+    await client.command({
+      query: INSERT_BATCH,
+      query_params: {
+        seed: options.seed,
+        businesses: options.businesses ?? 20,
+        now: options.now.toISOString().replace('T', ' ').replace('Z', ''),
+        base: DEMO_FACT_ID_BASE + options.seed * 10_000_000_000,
+        offset: written,
+        count,
+      },
+    });
+    written += count;
+    options.onProgress?.(written);
+  }
+  return written;
+}

@@ -1,0 +1,82 @@
+import type { NextFunction, Request, Response } from 'express';
+import type { Logger } from './logger.ts';
+import type { CairnMetrics } from './metrics.ts';
+
+export interface RouteTemplate {
+  method: string;
+  /** Express path template, e.g. `/api/v1/tasks/:gid`. */
+  path: string;
+}
+
+/** The label for a request that matches no route: raw paths would make cardinality unbounded. */
+export const UNMATCHED_ROUTE = 'unmatched';
+
+/**
+ * Times every request and, once it is answered, records it in `http_request_duration_seconds`
+ * and writes one JSON log line. The line names the route template, never the raw URL (query
+ * strings and path segments can carry identifiers), and never headers or bodies (tokens, keys).
+ */
+export function observeRequests(options: {
+  metrics: CairnMetrics;
+  logger: Logger;
+  routes: RouteTemplate[];
+}) {
+  const label = routeLabeller(options.routes);
+  return (req: Request, res: Response, next: NextFunction): void => {
+    const started = process.hrtime.bigint();
+    let done = false;
+    const record = () => {
+      if (done) return;
+      done = true;
+      const seconds = Number(process.hrtime.bigint() - started) / 1e9;
+      const route = label(req);
+      // A client that hung up before the answer was sent: nginx's 499, so it is not a 200.
+      const status = res.writableFinished ? res.statusCode : 499;
+      options.metrics.httpDuration.observe(
+        { method: req.method, route, status: String(status) },
+        seconds,
+      );
+      const level = status >= 500 ? 'error' : 'info';
+      options.logger[level](
+        {
+          request_id: req.requestId,
+          method: req.method,
+          route,
+          status,
+          duration_ms: Math.round(seconds * 1e6) / 1e3,
+        },
+        'request',
+      );
+    };
+    res.once('finish', record);
+    res.once('close', record);
+    next();
+  };
+}
+
+/**
+ * Express knows the matched template once routing ran; a request answered earlier (401, 429)
+ * is matched against the route table here so it keeps its template too.
+ */
+function routeLabeller(routes: RouteTemplate[]) {
+  const matchers = routes.map((route) => ({
+    method: route.method.toUpperCase(),
+    path: route.path,
+    pattern: templatePattern(route.path),
+  }));
+  return (req: Request): string => {
+    const matched: unknown = req.route?.path;
+    if (typeof matched === 'string') return matched;
+    const path = req.path;
+    const hit = matchers.find((m) => m.method === req.method && m.pattern.test(path));
+    return hit?.path ?? UNMATCHED_ROUTE;
+  };
+}
+
+function templatePattern(template: string): RegExp {
+  const source = template
+    .split('/')
+    .map((part) => (part.startsWith(':') ? '[^/]+' : part.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')))
+    .join('/');
+  return new RegExp(`^${source}/?$`);
+}

@@ -1,0 +1,77 @@
+import client from 'prom-client';
+import type { CairnMetrics } from '../observability/metrics.ts';
+import type { Db } from '../storage/database.ts';
+import type { JobQueue } from '../storage/queue.ts';
+import { projectionFreshness } from './freshness.ts';
+import { countUnprojected, loadCheckpoint } from './outbox-reader.ts';
+import { FACTS_CHECKPOINT, type ProjectorDeps } from './projector.ts';
+
+/**
+ * Gauges read at scrape time (`collect()`), so they are true for the whole deployment, not just
+ * for what this process happened to do. An engine that does not answer leaves the last value:
+ * a scrape must not fail because Postgres or Redis is away (readiness reports that).
+ */
+export function registerProjectionGauges(
+  metrics: CairnMetrics,
+  sources: { db: Db; queue: JobQueue; now: () => Date },
+): void {
+  const registers = [metrics.registry];
+  const quietly = async (work: () => Promise<void>) => {
+    try {
+      await work();
+    } catch {}
+  };
+  new client.Gauge({
+    name: 'cairn_projector_lag_seconds',
+    help: 'Age of the oldest fact not yet in ClickHouse; 0 when nothing waits.',
+    registers,
+    async collect() {
+      await quietly(async () => {
+        this.set((await projectionFreshness(sources.db, sources.now())).lagMs / 1000);
+      });
+    },
+  });
+  new client.Gauge({
+    name: 'cairn_outbox_backlog_facts',
+    help: 'Outbox facts past the projector checkpoint.',
+    registers,
+    async collect() {
+      await quietly(async () => {
+        const checkpoint = await loadCheckpoint(sources.db, FACTS_CHECKPOINT);
+        this.set(await countUnprojected(sources.db, checkpoint.cursor));
+      });
+    },
+  });
+  new client.Gauge({
+    name: 'cairn_projector_queue_depth',
+    help: 'Projector jobs waiting (including delayed) or running in the job queue.',
+    labelNames: ['state'] as const,
+    registers,
+    async collect() {
+      await quietly(async () => {
+        const stats = await sources.queue.stats();
+        this.set({ state: 'waiting' }, stats.waiting);
+        this.set({ state: 'active' }, stats.active);
+      });
+    },
+  });
+  new client.Gauge({
+    name: 'cairn_projector_failed_jobs',
+    help: 'Projector jobs that used every retry and failed.',
+    registers,
+    async collect() {
+      await quietly(async () => {
+        this.set((await sources.queue.stats()).failed);
+      });
+    },
+  });
+}
+
+/** The projector's per-batch hook, feeding batch size, duration and facts projected. */
+export function batchObserver(metrics: CairnMetrics): NonNullable<ProjectorDeps['onBatch']> {
+  return ({ facts, seconds }) => {
+    metrics.projector.batchFacts.observe(facts);
+    metrics.projector.batchDuration.observe(seconds);
+    metrics.projector.factsProjected.inc(facts);
+  };
+}

@@ -1,0 +1,103 @@
+import type { ClickHouseClient } from '@clickhouse/client';
+import type { Kysely } from 'kysely';
+import type { Database } from '../storage/database.ts';
+import { countUnprojected, loadCheckpoint, type Position } from './outbox-reader.ts';
+import { drainOutbox, FACTS_CHECKPOINT } from './projector.ts';
+
+/** The table a rebuild fills, and its checkpoint; after the swap it holds the old facts, then goes. */
+export const REBUILD_TABLE = 'facts_rebuild';
+export const REBUILD_CHECKPOINT = 'facts_rebuild';
+
+const SWAP_ATTEMPTS = 200;
+
+export interface RebuildOptions {
+  db: Kysely<Database>;
+  clickhouse: ClickHouseClient;
+  batchSize: number;
+  now?: () => Date;
+  /** Called after each batch; `total` is the outbox size at the start (it grows with new writes). */
+  onProgress?: (progress: { projected: number; total: number }) => void;
+}
+
+/**
+ * Re-projects every outbox fact into a fresh table and swaps it in for `facts` atomically
+ * (EXCHANGE TABLES), while the live projector and queries carry on against the old table.
+ *
+ * The swap is the delicate part. It happens inside a Postgres transaction that holds the live
+ * checkpoint row, which every live batch must lock to start and to commit, and only when no
+ * live batch is pending (so no live insert is in flight) and the rebuild has reached at least
+ * the live cursor. The live cursor then moves to the rebuild's, so the live projector carries
+ * on exactly where the rebuilt table ends.
+ */
+export async function rebuildFacts(options: RebuildOptions): Promise<{ facts: number }> {
+  const { db, clickhouse } = options;
+  const now = options.now ?? (() => new Date());
+  await clickhouse.command({ query: `DROP TABLE IF EXISTS ${REBUILD_TABLE}` });
+  // AS copies the engine, sort key and settings (the deduplication window among them).
+  await clickhouse.command({ query: `CREATE TABLE ${REBUILD_TABLE} AS facts` });
+  await db.deleteFrom('projector_checkpoints').where('name', '=', REBUILD_CHECKPOINT).execute();
+
+  let total = await countUnprojected(db, { xid: '0', id: 0 });
+  let projected = 0;
+  options.onProgress?.({ projected, total });
+  const deps = {
+    db,
+    clickhouse,
+    batchSize: options.batchSize,
+    now,
+    checkpoint: REBUILD_CHECKPOINT,
+    table: REBUILD_TABLE,
+    onBatch: ({ facts }: { facts: number }) => {
+      projected += facts;
+      total = Math.max(total, projected);
+      options.onProgress?.({ projected, total });
+    },
+  };
+
+  for (let attempt = 1; ; attempt++) {
+    await drainOutbox(deps);
+    if (await swapIfCaughtUp(db, clickhouse, now())) break;
+    if (attempt >= SWAP_ATTEMPTS) {
+      throw new Error('the rebuild could not catch up with the live projector; try again');
+    }
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+  await clickhouse.command({ query: `DROP TABLE IF EXISTS ${REBUILD_TABLE}` });
+  await db.deleteFrom('projector_checkpoints').where('name', '=', REBUILD_CHECKPOINT).execute();
+  return { facts: projected };
+}
+
+async function swapIfCaughtUp(
+  db: Kysely<Database>,
+  clickhouse: ClickHouseClient,
+  now: Date,
+): Promise<boolean> {
+  return db.transaction().execute(async (trx) => {
+    const live = await loadCheckpoint(trx, FACTS_CHECKPOINT, true);
+    if (live.pending) return false;
+    const rebuilt = await loadCheckpoint(trx, REBUILD_CHECKPOINT);
+    if (rebuilt.pending || comparePositions(rebuilt.cursor, live.cursor) < 0) return false;
+    await trx
+      .updateTable('projector_checkpoints')
+      .set({
+        cursor_xid: rebuilt.cursor.xid,
+        cursor_id: rebuilt.cursor.id,
+        projected_at: now,
+        updated_at: now,
+      })
+      .where('name', '=', FACTS_CHECKPOINT)
+      .execute();
+    // Last step inside the transaction: if the exchange fails, the cursor update rolls back.
+    // (A crash between the exchange and the commit would leave the live cursor behind the new
+    // table; the window is one round trip.)
+    await clickhouse.command({ query: `EXCHANGE TABLES facts AND ${REBUILD_TABLE}` });
+    return true;
+  });
+}
+
+function comparePositions(a: Position, b: Position): number {
+  const xa = BigInt(a.xid);
+  const xb = BigInt(b.xid);
+  if (xa !== xb) return xa < xb ? -1 : 1;
+  return Math.sign(Number(a.id) - Number(b.id));
+}

@@ -1,0 +1,42 @@
+import fs from 'node:fs/promises';
+import path from 'node:path';
+
+/**
+ * PGlite is one Postgres backend writing its files directly, with no postmaster to stop a
+ * second process: two processes on one data directory corrupt it. This lock file (holding the
+ * owner's pid) makes the second one fail with a clear message instead. A lock left by a dead
+ * process is taken over.
+ */
+export async function lockDataDir(file: string): Promise<() => Promise<void>> {
+  await fs.mkdir(path.dirname(file), { recursive: true });
+  for (let attempt = 0; attempt < 3; attempt += 1) {
+    try {
+      await fs.writeFile(file, String(process.pid), { flag: 'wx' });
+      return async () => {
+        await fs.rm(file, { force: true });
+      };
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
+    }
+    const owner = Number((await fs.readFile(file, 'utf8').catch(() => '')).trim());
+    // The same process may reopen its own directory (tests do); only other live processes block.
+    if (owner === process.pid) return async () => {};
+    if (owner > 0 && isAlive(owner)) {
+      throw new Error(
+        `The embedded database in ${file.replace(/\.lock$/, '')} is in use by process ${owner} ` +
+          '(is the Cairn server running on this DATA_DIR?). Stop it first, or point DATABASE_URL at a Postgres server.',
+      );
+    }
+    await fs.rm(file, { force: true });
+  }
+  throw new Error(`Could not lock ${file}`);
+}
+
+function isAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}

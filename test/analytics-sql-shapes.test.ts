@@ -1,0 +1,190 @@
+import { describe, expect, it } from 'vitest';
+import { stateBuckets } from '../libs/analytics/buckets.ts';
+import { DIMENSIONS } from '../libs/analytics/catalog.ts';
+import { resolvePeriod } from '../libs/analytics/period.ts';
+import { compileQuery } from '../libs/analytics/query-compiler.ts';
+import { parseQuery, type QueryRequest } from '../libs/analytics/query-parser.ts';
+
+// 2026-11-22 is a Sunday.
+const NOW = new Date('2026-11-22T15:30:00Z');
+
+function compile(request: QueryRequest, businesses: string[] | null = ['acme']) {
+  const query = parseQuery(request);
+  const period = resolvePeriod(query.period, NOW, query.timezone);
+  const time = query.dimensions.find((name) => DIMENSIONS[name].time);
+  const buckets = stateBuckets(period, time, NOW, null);
+  return compileQuery(query, { period, businesses, rowLimit: 100, buckets });
+}
+
+const T = "DateTime64(3, 'UTC')";
+const ATS = `{ats:Array(${T})}`;
+const BUCKET_JOIN = `ARRAY JOIN arrayFilter(i -> ${ATS}[i] > occurred_at AND ${ATS}[i] <= next_at, arrayEnumerate(${ATS})) AS i`;
+const spans = (partition: string, columns: string, where: string) =>
+  `SELECT ${columns}, occurred_at, leadInFrame(occurred_at, 1, toDateTime64('2299-12-31 00:00:00', 3, 'UTC')) OVER (PARTITION BY ${partition} ORDER BY occurred_at, fact_id ROWS BETWEEN CURRENT ROW AND 1 FOLLOWING) AS next_at FROM facts WHERE ${where}`;
+const SCOPE = 'business IN {businesses:Array(String)}';
+const BEFORE = `occurred_at < {state_to:${T}}`;
+const TASK_AT = `task_at AS (SELECT {starts:Array(${T})}[i] AS bucket, ${ATS}[i] AS at, task_gid, business, project, assignee, status, due_on FROM (${spans('task_gid', 'task_gid, kind, business, project, assignee, status, due_on', `${SCOPE} AND ${BEFORE}`)}) ${BUCKET_JOIN} WHERE kind != 'task_deleted' AND status IN ('open', 'in_progress'))`;
+const EDGE_AT = `edge_at AS (SELECT ${ATS}[i] AS at, task_gid, dependency_gid FROM (${spans('task_gid, dependency_gid', 'task_gid, dependency_gid, kind', `${SCOPE} AND kind IN ('dependency_added', 'dependency_removed') AND ${BEFORE}`)}) ${BUCKET_JOIN} WHERE kind = 'dependency_added')`;
+const BLOCKED_AT =
+  'blocked_at AS (SELECT DISTINCT edge_at.at AS at, edge_at.task_gid AS task_gid, 1 AS blocked FROM edge_at INNER JOIN task_at AS dependency ON dependency.at = edge_at.at AND dependency.task_gid = edge_at.dependency_gid)';
+
+describe('compiled statement per query shape', () => {
+  it('state metrics read task states at the period end, capped at now, in the query zone', () => {
+    const compiled = compile({
+      metrics: ['open_tasks', 'overdue_tasks'],
+      dimensions: ['project'],
+      period: 'this_month',
+      timezone: 'Europe/Paris',
+    });
+    expect(compiled).toEqual({
+      sql: [
+        `WITH ${TASK_AT}`,
+        'SELECT project, count() AS open_tasks, countIf(due_on < toDate(at, {tz:String})) AS overdue_tasks, count() OVER () AS __total_rows',
+        'FROM task_at',
+        'GROUP BY project',
+        'ORDER BY project ASC',
+        'LIMIT {limit:UInt32}',
+      ].join('\n'),
+      params: {
+        tz: 'Europe/Paris',
+        businesses: ['acme'],
+        starts: ['2026-10-31 23:00:00.000'],
+        ats: ['2026-11-22 15:30:00.000'],
+        state_to: '2026-11-22 15:30:00.000',
+        limit: 100,
+      },
+    });
+  });
+
+  it('merges flow and state sources row by row, with filters and the caller order', () => {
+    const compiled = compile({
+      metrics: ['tasks_created', 'blocked_tasks'],
+      dimensions: ['week'],
+      period: 'last_week',
+      filters: [
+        { dimension: 'project', op: 'eq', values: ['p'] },
+        { dimension: 'status', op: 'not_in', values: ['x', 'y'] },
+      ],
+      order_by: [{ field: 'blocked_tasks', direction: 'desc' }],
+    });
+    const filters = 'project = {f0:String} AND status NOT IN {f1:Array(String)}';
+    expect(compiled).toEqual({
+      sql: [
+        `WITH ${TASK_AT},`,
+        `${EDGE_AT},`,
+        BLOCKED_AT,
+        'SELECT week, max(tasks_created) AS tasks_created, max(blocked_tasks) AS blocked_tasks, count() OVER () AS __total_rows',
+        'FROM (',
+        "SELECT toString(toMonday(occurred_at, {tz:String})) AS week, countIf(kind = 'task_created') AS tasks_created, 0 AS blocked_tasks",
+        'FROM facts',
+        `WHERE ${SCOPE} AND occurred_at >= {from:${T}} AND occurred_at < {to:${T}} AND ${filters}`,
+        'GROUP BY week',
+        'UNION ALL',
+        'SELECT toString(toMonday(bucket, {tz:String})) AS week, 0 AS tasks_created, countIf(blocked = 1) AS blocked_tasks',
+        'FROM task_at LEFT JOIN blocked_at USING (at, task_gid)',
+        `WHERE ${filters}`,
+        'GROUP BY week',
+        ')',
+        'GROUP BY week',
+        'ORDER BY blocked_tasks DESC, week ASC',
+        'LIMIT {limit:UInt32}',
+      ].join('\n'),
+      params: {
+        tz: 'UTC',
+        from: '2026-11-09 00:00:00.000',
+        to: '2026-11-16 00:00:00.000',
+        businesses: ['acme'],
+        starts: ['2026-11-09 00:00:00.000'],
+        ats: ['2026-11-16 00:00:00.000'],
+        state_to: '2026-11-16 00:00:00.000',
+        f0: 'p',
+        f1: ['x', 'y'],
+        limit: 100,
+      },
+    });
+  });
+
+  it('completion_rate looks up completions before the period end in a bound-value CTE', () => {
+    const compiled = compile(
+      { metrics: ['completion_rate'], dimensions: ['assignee'], period: 'yesterday' },
+      null,
+    );
+    expect(compiled).toEqual({
+      sql: [
+        `WITH completed_tasks AS (SELECT task_gid FROM facts WHERE kind = 'task_completed' AND occurred_at < {to:${T}})`,
+        "SELECT assignee, if(countIf(kind = 'task_created') = 0, 0, countIf(kind = 'task_created' AND task_gid IN completed_tasks) / countIf(kind = 'task_created')) AS completion_rate, count() OVER () AS __total_rows",
+        'FROM facts',
+        `WHERE occurred_at >= {from:${T}} AND occurred_at < {to:${T}}`,
+        'GROUP BY assignee',
+        'ORDER BY assignee ASC',
+        'LIMIT {limit:UInt32}',
+      ].join('\n'),
+      params: { from: '2026-11-21 00:00:00.000', to: '2026-11-22 00:00:00.000', limit: 100 },
+    });
+  });
+
+  it('cycle-time percentiles are null, not NaN, when nothing was completed', () => {
+    const { sql } = compile({ metrics: ['p90_cycle_time_hours', 'avg_cycle_time_hours'] });
+    const hours =
+      '(toUnixTimestamp64Milli(occurred_at) - toUnixTimestamp64Milli(task_created_at)) / 3600000';
+    expect(sql.split('\n')[0]).toBe(
+      `SELECT if(countIf(kind = 'task_completed') = 0, NULL, quantileExactInclusiveIf(0.9)(${hours}, kind = 'task_completed')) AS p90_cycle_time_hours, if(countIf(kind = 'task_completed') = 0, NULL, avgIf(${hours}, kind = 'task_completed')) AS avg_cycle_time_hours, count() OVER () AS __total_rows`,
+    );
+  });
+
+  it('never puts request text into the SQL: filter values are parameters', () => {
+    const hostile = "x'); DROP TABLE facts; --";
+    const compiled = compile({
+      metrics: ['tasks_created'],
+      filters: [{ dimension: 'assignee', op: 'in', values: [hostile] }],
+    });
+    expect(compiled.sql).not.toContain(hostile);
+    expect(compiled.params.f0).toEqual([hostile]);
+  });
+});
+
+describe('state buckets', () => {
+  const iso = (dates: Date[]) => dates.map((date) => date.toISOString());
+
+  it('measures each bucket at its end, the current one at now, and skips the future', () => {
+    const period = resolvePeriod('this_week', NOW, 'UTC');
+    const buckets = stateBuckets(period, 'day', new Date('2026-11-18T09:00:00Z'), null);
+    expect(iso(buckets.starts)).toEqual([
+      '2026-11-16T00:00:00.000Z',
+      '2026-11-17T00:00:00.000Z',
+      '2026-11-18T00:00:00.000Z',
+    ]);
+    expect(iso(buckets.ats)).toEqual([
+      '2026-11-17T00:00:00.000Z',
+      '2026-11-18T00:00:00.000Z',
+      '2026-11-18T09:00:00.000Z',
+    ]);
+  });
+
+  it('clips weeks to the period and follows local midnight across DST', () => {
+    // Paris leaves summer time on Sunday 2026-10-25.
+    const now = new Date('2026-11-02T12:00:00Z');
+    const period = resolvePeriod('last_month', now, 'Europe/Paris');
+    const buckets = stateBuckets(period, 'week', now, null);
+    expect(iso(buckets.starts)).toEqual([
+      '2026-09-30T22:00:00.000Z',
+      '2026-10-04T22:00:00.000Z',
+      '2026-10-11T22:00:00.000Z',
+      '2026-10-18T22:00:00.000Z',
+      '2026-10-25T23:00:00.000Z',
+    ]);
+    expect(iso(buckets.ats).at(-1)).toBe('2026-10-31T23:00:00.000Z');
+  });
+
+  it('starts all_time at the first fact', () => {
+    const period = resolvePeriod('all_time', NOW, 'UTC');
+    const buckets = stateBuckets(period, 'month', NOW, new Date('2026-09-15T10:00:00Z'));
+    // The first bucket starts with the data; its label is still the month (2026-09-01).
+    expect(iso(buckets.starts)).toEqual([
+      '2026-09-15T00:00:00.000Z',
+      '2026-10-01T00:00:00.000Z',
+      '2026-11-01T00:00:00.000Z',
+    ]);
+    expect(stateBuckets(period, 'day', NOW, null).starts).toEqual([]);
+  });
+});

@@ -1,0 +1,178 @@
+import SwaggerParser from '@apidevtools/swagger-parser';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { type Cairn, startCairn } from '../apps/server/cairn.ts';
+import { toOpenApiPath } from '../libs/platform/openapi.ts';
+import { authHeader, masterHeader } from './support/auth.ts';
+import { type TestConfig, testConfig } from './support/engines.ts';
+import { http } from './support/http.ts';
+import { openApiValidator } from './support/openapi-validator.ts';
+
+const METHODS = ['get', 'post', 'put', 'delete', 'patch'];
+
+describe('GET /openapi.json', () => {
+  let setup: TestConfig;
+  let cairn: Cairn;
+  let base: string;
+  let doc: any;
+  let expectDocumented: ReturnType<typeof openApiValidator>;
+  let auth: Record<string, string>;
+  beforeAll(async () => {
+    setup = await testConfig();
+    cairn = await startCairn({ config: setup.config });
+    base = cairn.url;
+    const res = await http(base, 'GET', '/openapi.json');
+    expect(res.status).toBe(200);
+    expect(res.headers.get('content-type')).toMatch(/^application\/json/);
+    doc = res.body;
+    expectDocumented = openApiValidator(doc);
+    auth = await authHeader(cairn, { businesses: ['oa'] });
+  });
+  afterAll(async () => {
+    await cairn.close();
+    await setup.cleanup();
+  });
+
+  it('is a valid OpenAPI 3.1 document (swagger-parser, every $ref resolved)', async () => {
+    expect(doc.openapi).toBe('3.1.0');
+    await SwaggerParser.validate(structuredClone(doc));
+    const ids = Object.values(doc.paths).flatMap((item: any) =>
+      Object.values(item).map((op: any) => op.operationId),
+    );
+    expect(new Set(ids).size).toBe(ids.length);
+  });
+
+  it('describes exactly the operations the app serves', () => {
+    const served = (cairn.app as any).router.stack
+      .filter((layer: any) => layer.route)
+      .flatMap((layer: any) =>
+        Object.keys(layer.route.methods)
+          .filter((method) => METHODS.includes(method))
+          .map((method) => `${method.toUpperCase()} ${toOpenApiPath(layer.route.path)}`),
+      );
+    const documented = Object.entries(doc.paths).flatMap(([path, item]: [string, any]) =>
+      Object.keys(item)
+        .filter((method) => METHODS.includes(method))
+        .map((method) => `${method.toUpperCase()} ${path}`),
+    );
+    expect(new Set(documented)).toEqual(new Set(served));
+    expect(documented.length).toBe(served.length);
+  });
+
+  it('declares the conventions: security, headers, problem and validation shapes', () => {
+    const { components } = doc;
+    expect(components.securitySchemes.bearerAuth).toMatchObject({ type: 'http', scheme: 'bearer' });
+    expect(Object.keys(components.schemas)).toEqual(
+      expect.arrayContaining(['ResponseMeta', 'Problem', 'ValidationError', 'ValidationIssue']),
+    );
+    expect(components.responses.RateLimited.headers).toHaveProperty('Retry-After');
+    const query = doc.paths['/api/v1/query'].post;
+    expect(query.security).toEqual([{ bearerAuth: ['analytics:read'] }]);
+    expect(query.requestBody.content['application/json'].schema.required).toEqual(['metrics']);
+    expect(query.responses['422']).toEqual({ $ref: '#/components/responses/ValidationFailed' });
+    expect(query.parameters).toContainEqual({ $ref: '#/components/parameters/IdempotencyKey' });
+    expect(doc.paths['/api/v1/tokens'].post.security).toEqual([{ masterKey: [] }]);
+    expect(doc.paths['/healthz'].get.security).toEqual([]);
+    const getTask = doc.paths['/api/v1/tasks/{gid}'].get;
+    expect(getTask.parameters[0]).toMatchObject({ name: 'gid', in: 'path', required: true });
+    expect(getTask.responses['200'].headers).toHaveProperty('X-RateLimit-Remaining');
+  });
+
+  it('every secured operation answers an anonymous caller with its documented 401', async () => {
+    for (const [path, item] of Object.entries(doc.paths) as Array<[string, any]>) {
+      for (const [method, op] of Object.entries(item) as Array<[string, any]>) {
+        if (op.security.length === 0) continue;
+        const concrete = path.replace(/\{[^}]+\}/g, 'tok_0123456789abcdef');
+        const res = await http(base, method.toUpperCase(), concrete, {
+          ...(op.requestBody ? { body: {} } : {}),
+        });
+        expect(res.status, `${method} ${path}`).toBe(401);
+        expectDocumented(method, path, res);
+      }
+    }
+  });
+
+  it('live responses match their documented schemas: success, 4xx problems and 422', async () => {
+    const created = await http(base, 'POST', '/api/v1/tasks', {
+      body: { business: 'oa', name: 'Describe the API', project: 'docs', due_on: '2026-12-01' },
+      headers: { ...auth, 'Idempotency-Key': 'openapi-test-1' },
+    });
+    expect(created.status).toBe(201);
+    expectDocumented('post', '/api/v1/tasks', created);
+    const gid = created.body.data.gid;
+
+    const calls: Array<[string, string, string, Parameters<typeof http>[3], number]> = [
+      ['get', '/api/v1/tasks/{gid}', `/api/v1/tasks/${gid}`, { headers: auth }, 200],
+      ['get', '/api/v1/tasks/{gid}', '/api/v1/tasks/missing', { headers: auth }, 404],
+      ['get', '/api/v1/tasks/{gid}', '/api/v1/tasks/bad!gid', { headers: auth }, 422],
+      [
+        'post',
+        '/api/v1/query',
+        '/api/v1/query',
+        { headers: auth, body: { metrics: ['tasks_created'], dimensions: ['day'] } },
+        200,
+      ],
+      ['post', '/api/v1/query', '/api/v1/query', { headers: auth, body: { metrics: [] } }, 422],
+      [
+        'post',
+        '/api/v1/query',
+        '/api/v1/query',
+        { headers: auth, body: { metrics: ['tasks_created'], business: 'elsewhere' } },
+        404,
+      ],
+      ['post', '/api/v1/tasks', '/api/v1/tasks', { headers: auth, raw: '{"name":' }, 400],
+      [
+        'post',
+        '/api/v1/tasks',
+        '/api/v1/tasks',
+        { headers: { ...auth, 'content-type': 'text/plain' }, raw: 'hello' },
+        415,
+      ],
+      ['post', '/api/v1/tokens', '/api/v1/tokens', { headers: auth, body: {} }, 403],
+      ['get', '/healthz', '/healthz', {}, 200],
+      ['get', '/readyz', '/readyz', {}, 200],
+    ];
+    for (const [method, template, path, options, status] of calls) {
+      const res = await http(base, method.toUpperCase(), path, {
+        ...options,
+        ...(options?.raw
+          ? { headers: { 'content-type': 'application/json', ...options.headers } }
+          : {}),
+      });
+      expect(res.status, `${method} ${path}`).toBe(status);
+      expectDocumented(method, template, res);
+    }
+  });
+
+  it('the live check has teeth: undocumented statuses and wrong shapes are refused', () => {
+    const fake = (status: number, type: string, body: unknown) => ({
+      status,
+      headers: new Headers({ 'content-type': type, 'x-request-id': crypto.randomUUID() }),
+      body,
+      text: JSON.stringify(body),
+    });
+    const path = '/api/v1/tasks/{gid}';
+    expect(() => expectDocumented('get', path, fake(404, 'application/problem+json', {}))).toThrow(
+      /does not match/,
+    );
+    expect(() => expectDocumented('get', path, fake(418, 'application/json', {}))).toThrow(
+      /not documented/,
+    );
+    expect(() =>
+      expectDocumented('get', path, fake(422, 'application/json', { detail: [{ loc: 'x' }] })),
+    ).toThrow(/does not match/);
+  });
+
+  it('token endpoints match too: 201 with the secret once, 204 with no body', async () => {
+    const issued = await http(base, 'POST', '/api/v1/tokens', {
+      headers: masterHeader(cairn),
+      body: { name: 'ci', scopes: ['analytics:read'], businesses: ['oa'] },
+    });
+    expect(issued.status).toBe(201);
+    expectDocumented('post', '/api/v1/tokens', issued);
+    const revoked = await http(base, 'DELETE', `/api/v1/tokens/${issued.body.data.id}`, {
+      headers: masterHeader(cairn),
+    });
+    expect(revoked.status).toBe(204);
+    expectDocumented('delete', '/api/v1/tokens/{id}', revoked);
+  });
+});

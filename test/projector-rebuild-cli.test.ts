@@ -1,0 +1,59 @@
+import { execFile } from 'node:child_process';
+import path from 'node:path';
+import { promisify } from 'node:util';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { openClickHouse } from '../libs/storage/clickhouse.ts';
+import { openPostgres, type Postgres } from '../libs/storage/postgres.ts';
+import { migratePostgres } from '../libs/storage/postgres-migrations.ts';
+import { appendFacts } from '../libs/tasks/outbox.repository.ts';
+import { createTestDatabase, type TestDatabase, tempDir } from './support/engines.ts';
+import { factFor, projectionTotals } from './support/projection-invariants.ts';
+
+const run = promisify(execFile);
+
+describe('npm run cli -- projector rebuild', () => {
+  let database: TestDatabase;
+  let pg: Postgres;
+  beforeAll(async () => {
+    database = await createTestDatabase();
+    pg = await openPostgres({ url: database.url });
+    await migratePostgres(pg.db);
+  });
+  afterAll(async () => {
+    await pg.close();
+    await database.drop();
+  });
+
+  it('projects the whole outbox with a progress bar and reports what it did', async () => {
+    for (let i = 0; i < 25; i++) await appendFacts(pg.db, [factFor(`c${i % 2}`, `t${i}`)]);
+    const dataDir = await tempDir();
+    const { stdout, stderr } = await run(
+      process.execPath,
+      [
+        '--import',
+        'tsx',
+        path.resolve('apps/cli/main.ts'),
+        'projector',
+        'rebuild',
+        '--batch-size',
+        '10',
+      ],
+      {
+        env: { ...process.env, DATA_DIR: dataDir, DATABASE_URL: database.url, LOG_LEVEL: 'silent' },
+      },
+    );
+    expect(stdout).toMatch(/Rebuilt facts: 25 facts re-projected in [\d.]+ s and swapped in\./);
+    expect(stderr).toContain('rebuild [');
+    expect(stderr).toContain('25/25 facts');
+
+    // The CLI has exited, so this process may open its chDB directory.
+    const ch = await openClickHouse({ dataDir: `${dataDir}/ch` });
+    try {
+      const totals = await projectionTotals(pg.db, ch.client);
+      expect({ rows: totals.rows, distinct: totals.distinct }).toEqual({ rows: 25, distinct: 25 });
+      expect(totals.clickhouse).toEqual(totals.postgres);
+    } finally {
+      await ch.close();
+    }
+  });
+});

@@ -1,0 +1,156 @@
+import { type ChildProcess, spawn } from 'node:child_process';
+import fs from 'node:fs/promises';
+import net from 'node:net';
+import { Redis } from 'ioredis';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { type Cairn, startCairn } from '../apps/server/cairn.ts';
+import { loadConfig } from '../libs/config/config.ts';
+import { authHeader } from './support/auth.ts';
+import {
+  createTestDatabase,
+  SERVER_REDIS_URL,
+  type TestDatabase,
+  tempDir,
+  uniqueName,
+  waitFor,
+} from './support/engines.ts';
+import { type HttpResult, http } from './support/http.ts';
+
+// Always on real Postgres and Redis: sharing a budget across instances is a Redis matter.
+const remaining = (res: HttpResult) => Number(res.headers.get('x-ratelimit-remaining'));
+
+async function serverConfig(database: TestDatabase, dataDir: string, redisUrl: string) {
+  return loadConfig({
+    DATA_DIR: dataDir,
+    PORT: '0',
+    LOG_LEVEL: 'silent',
+    DATABASE_URL: database.url,
+    REDIS_URL: redisUrl,
+    CAIRN_REDIS_PREFIX: uniqueName('cairn_rl'),
+  });
+}
+
+describe('two instances on one Redis', () => {
+  let database: TestDatabase;
+  let dataDir: string;
+  let a: Cairn;
+  let b: Cairn;
+  beforeAll(async () => {
+    database = await createTestDatabase();
+    dataDir = await tempDir();
+    const config = await serverConfig(database, dataDir, SERVER_REDIS_URL);
+    a = await startCairn({ config, rateLimits: { user: 4 } });
+    b = await startCairn({ config, rateLimits: { user: 4 } });
+  });
+  afterAll(async () => {
+    await a.close();
+    await b.close();
+    await database.drop();
+    await fs.rm(dataDir, { recursive: true, force: true });
+  });
+
+  it('share one anonymous budget of 60', async () => {
+    for (let n = 1; n <= 60; n += 1) {
+      const res = await http((n % 2 ? a : b).url, 'GET', '/api/v1/tasks/x');
+      expect(res.status).toBe(401);
+      expect(remaining(res)).toBe(60 - n);
+    }
+    expect((await http(a.url, 'GET', '/api/v1/tasks/x')).status).toBe(429);
+    expect((await http(b.url, 'GET', '/api/v1/tasks/x')).status).toBe(429);
+  });
+
+  it('share one budget per token', async () => {
+    const headers = await authHeader(a, { businesses: ['acme'] });
+    const statuses: number[] = [];
+    for (const instance of [a, b, a, b, b]) {
+      statuses.push((await http(instance.url, 'GET', '/api/v1/tasks/x', { headers })).status);
+    }
+    expect(statuses).toEqual([404, 404, 404, 404, 429]);
+  });
+});
+
+async function freePort(): Promise<number> {
+  const server = net.createServer();
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as net.AddressInfo;
+  await new Promise((resolve) => server.close(resolve));
+  return port;
+}
+
+/** A throwaway Redis of our own: the machine's shared one must never be stopped. */
+async function startRedis(port: number): Promise<ChildProcess> {
+  const child = spawn(
+    'redis-server',
+    ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'],
+    { stdio: 'ignore' },
+  );
+  const probe = new Redis(port, '127.0.0.1', { lazyConnect: true, retryStrategy: () => null });
+  probe.on('error', () => {});
+  await waitFor(() =>
+    probe.connect().then(
+      () => true,
+      () => false,
+    ),
+  );
+  probe.disconnect();
+  return child;
+}
+
+async function stopRedis(child: ChildProcess): Promise<void> {
+  const exited = new Promise((resolve) => child.once('exit', resolve));
+  child.kill('SIGKILL');
+  await exited;
+}
+
+describe('Redis stopped mid-run', () => {
+  let database: TestDatabase;
+  let dataDir: string;
+  let cairn: Cairn;
+  let redis: ChildProcess;
+  let port: number;
+  beforeAll(async () => {
+    port = await freePort();
+    redis = await startRedis(port);
+    database = await createTestDatabase();
+    dataDir = await tempDir();
+    cairn = await startCairn({
+      config: await serverConfig(database, dataDir, `redis://127.0.0.1:${port}`),
+    });
+  });
+  afterAll(async () => {
+    await cairn.close();
+    if (redis.exitCode === null) await stopRedis(redis);
+    await database.drop();
+    await fs.rm(dataDir, { recursive: true, force: true });
+  });
+
+  it('keeps answering without 500s and goes back to Redis once it returns', async () => {
+    const headers = await authHeader(cairn, { businesses: ['acme'] });
+    const round = () =>
+      Promise.all([
+        http(cairn.url, 'GET', '/api/v1/tasks/x'),
+        http(cairn.url, 'GET', '/api/v1/tasks/x', { headers }),
+        http(cairn.url, 'POST', '/api/v1/query', { headers, body: { metrics: ['nope'] } }),
+      ]);
+    const expectServed = (answers: HttpResult[]) => {
+      expect(answers.map((res) => res.status)).toEqual([401, 404, 422]);
+      for (const res of answers) expect(res.headers.get('x-ratelimit-limit')).not.toBeNull();
+    };
+    expectServed(await round());
+    const client = new Redis(port, '127.0.0.1');
+    const prefix = `${cairn.config.redisPrefix}:ratelimit:`;
+    expect((await client.keys(`${prefix}*`)).length).toBeGreaterThan(0);
+    client.disconnect();
+
+    await stopRedis(redis);
+    for (let n = 0; n < 5; n += 1) expectServed(await round());
+
+    redis = await startRedis(port);
+    const back = new Redis(port, '127.0.0.1');
+    await waitFor(async () => {
+      expectServed(await round());
+      return (await back.keys(`${prefix}*`)).length > 0;
+    });
+    back.disconnect();
+  });
+});
