@@ -17,7 +17,7 @@ describe('GET /openapi.json', () => {
   let expectDocumented: ReturnType<typeof openApiValidator>;
   let auth: Record<string, string>;
   beforeAll(async () => {
-    setup = await testConfig();
+    setup = await testConfig({ CAIRN_MASTER_KEY: 'openapi-master-key-0123456789abcd' });
     cairn = await startCairn({ config: setup.config });
     base = cairn.url;
     const res = await http(base, 'GET', '/openapi.json');
