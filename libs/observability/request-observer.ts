@@ -1,4 +1,5 @@
 import type { NextFunction, Request, Response } from 'express';
+import { templatePattern } from '../platform/router.ts';
 import type { Logger } from './logger.ts';
 import type { CairnMetrics } from './metrics.ts';
 
@@ -71,12 +72,4 @@ function routeLabeller(routes: RouteTemplate[]) {
     const hit = matchers.find((m) => m.method === req.method && m.pattern.test(path));
     return hit?.path ?? UNMATCHED_ROUTE;
   };
-}
-
-function templatePattern(template: string): RegExp {
-  const source = template
-    .split('/')
-    .map((part) => (part.startsWith(':') ? '[^/]+' : part.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')))
-    .join('/');
-  return new RegExp(`^${source}/?$`);
 }

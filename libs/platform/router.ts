@@ -45,7 +45,7 @@ export function mountRoutes(app: express.Express, routes: Route[], idempotency: 
 
 /** Unknown paths get 404, or 405 with `Allow` when the path exists under another method. */
 export function notFound(routes: Route[]) {
-  const matchers = routes.map((route) => ({ route, pattern: toRegExp(route.path) }));
+  const matchers = routes.map((route) => ({ route, pattern: templatePattern(route.path) }));
   return (req: Request): never => {
     const path = req.path;
     const version = /^\/api\/(v\d+)(\/|$)/.exec(path)?.[1];
@@ -67,7 +67,8 @@ export function notFound(routes: Route[]) {
   };
 }
 
-function toRegExp(template: string): RegExp {
+/** A route template such as `/api/v1/tasks/:gid` as a pattern over request paths. */
+export function templatePattern(template: string): RegExp {
   const source = template
     .split('/')
     .map((part) => (part.startsWith(':') ? '[^/]+' : part.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')))
