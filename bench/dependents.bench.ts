@@ -1,9 +1,11 @@
-// `npm run bench -- dependents [--dependents 100000] [--seconds 5]` on the machine's Postgres
-// (TEST_POSTGRES_URL overrides). A task with 100,000 dependents: first and middle pages at
-// limit=100, concurrency 8 and 32, through HTTP (autocannon) against the same statements sent
-// straight to Postgres with pg (the ceiling). Then task creation (with its outbox fact) against
-// the raw insert transaction. The server runs in a child process so load and service do not
-// share an event loop.
+// `npm run bench -- dependents [--dependents 100000] [--seconds 5] [--cpu-profile DIR]` on the
+// machine's Postgres (TEST_POSTGRES_URL overrides). A task with 100,000 dependents: first and
+// middle pages at limit=100, concurrency 8 and 32, through HTTP (autocannon) against the same
+// statements sent straight to Postgres with pg (the ceiling). Then task creation (with its
+// outbox fact) against the raw insert transaction. The server runs in a child process so load
+// and service do not share an event loop; `--cpu-profile` writes its V8 profile to DIR. Each
+// figure also prints where the CPU went (service, load generator, Postgres): on a small box
+// they share the cores.
 import { type ChildProcess, spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import fs from 'node:fs/promises';
@@ -19,6 +21,7 @@ import { openPostgres } from '../libs/storage/postgres.ts';
 import { migratePostgres } from '../libs/storage/postgres-migrations.ts';
 import { resolveCursorKey } from '../libs/tasks/cursor-key.ts';
 import { encodeCursor } from '../libs/tasks/keyset-cursor.ts';
+import { formatSplit, startCpuSplit } from './cpu-split.ts';
 
 const POSTGRES = process.env.TEST_POSTGRES_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
 const CURSOR_SECRET = 'bench-cursor-secret-bench-cursor-secret';
@@ -88,10 +91,22 @@ export async function run(args: string[]): Promise<void> {
       },
       new Date(),
     );
-    const started = await startChild(url.toString(), dataDir);
+    const profileAt = args.indexOf('--cpu-profile');
+    const started = await startChild(
+      url.toString(),
+      dataDir,
+      profileAt >= 0 ? args[profileAt + 1] : undefined,
+    );
     child = started.child;
     const headers = { authorization: `Bearer ${token}` };
     const pool = new pg.Pool({ connectionString: url.toString(), max: 10 });
+    // A cold server spends its first seconds compiling hot paths; measure it warm.
+    await autocannon({
+      url: `${started.url}/api/v1/tasks/root/dependents?limit=100`,
+      connections: 8,
+      duration: 2,
+      headers,
+    });
     console.log(`dependents of one task: ${count}; ${seconds} s per figure; limit=100`);
     console.log('page   conc  service req/s  p50 ms  p99 ms  raw pg req/s  ratio');
     for (const [label, after] of [
@@ -100,6 +115,7 @@ export async function run(args: string[]): Promise<void> {
     ] as const) {
       const query = label === 'first' ? '' : `&offset=${encodeURIComponent(middle)}`;
       for (const connections of [8, 32]) {
+        const httpCpu = startCpuSplit(child.pid);
         const http = await autocannon({
           url: `${started.url}/api/v1/tasks/root/dependents?limit=100${query}`,
           connections,
@@ -107,15 +123,18 @@ export async function run(args: string[]): Promise<void> {
           headers,
         });
         if (http.non2xx > 0) throw new Error(`${http.non2xx} non-2xx answers`);
+        const httpSplit = httpCpu();
+        const rawCpu = startCpuSplit(undefined);
         const raw = await rawRate(pool, connections, seconds, async (client) => {
           await client.query(PAGE_SQL, [after, 101, 'root']);
         });
         const rate = http.requests.average;
         console.log(
-          `${label.padEnd(6)} ${String(connections).padStart(4)}  ${rate.toFixed(0).padStart(13)}  ${String(http.latency.p50).padStart(6)}  ${String(http.latency.p99).padStart(6)}  ${raw.toFixed(0).padStart(12)}  ${(rate / raw).toFixed(2)}`,
+          `${label.padEnd(6)} ${String(connections).padStart(4)}  ${rate.toFixed(0).padStart(13)}  ${String(http.latency.p50).padStart(6)}  ${String(http.latency.p99).padStart(6)}  ${raw.toFixed(0).padStart(12)}  ${(rate / raw).toFixed(2)}   service: ${formatSplit(httpSplit)}; raw: ${formatSplit(rawCpu())}`,
         );
       }
     }
+    const createCpu = startCpuSplit(child.pid);
     const create = await autocannon({
       url: `${started.url}/api/v1/tasks`,
       method: 'POST',
@@ -125,6 +144,8 @@ export async function run(args: string[]): Promise<void> {
       body: JSON.stringify({ business: 'bench', name: 'created by the benchmark', project: 'p' }),
     });
     if (create.non2xx > 0) throw new Error(`${create.non2xx} non-2xx answers`);
+    const createSplit = createCpu();
+    const insertCpu = startCpuSplit(undefined);
     let n = 0;
     const rawInsert = await rawRate(pool, 32, seconds, async (client) => {
       const gid = `raw-${process.pid}-${n++}`;
@@ -142,7 +163,7 @@ export async function run(args: string[]): Promise<void> {
       await client.query('commit');
     });
     console.log(
-      `task creation, conc 32: service ${create.requests.average.toFixed(0)} req/s (p50 ${create.latency.p50} ms, p99 ${create.latency.p99} ms); raw insert transaction ${rawInsert.toFixed(0)} tx/s; ratio ${(create.requests.average / rawInsert).toFixed(2)}`,
+      `task creation, conc 32: service ${create.requests.average.toFixed(0)} req/s (p50 ${create.latency.p50} ms, p99 ${create.latency.p99} ms); raw insert transaction ${rawInsert.toFixed(0)} tx/s; ratio ${(create.requests.average / rawInsert).toFixed(2)}\n  service: ${formatSplit(createSplit)}; raw: ${formatSplit(insertCpu())}`,
     );
     await pool.end();
   } finally {
@@ -178,10 +199,11 @@ async function rawRate(
   return done / seconds;
 }
 
-async function startChild(databaseUrl: string, dataDir: string) {
+async function startChild(databaseUrl: string, dataDir: string, profileDir?: string) {
   const child = spawn(
     process.execPath,
     [
+      ...(profileDir ? ['--cpu-prof', `--cpu-prof-dir=${profileDir}`] : []),
       ...process.execArgv,
       path.join(import.meta.dirname, 'main.ts'),
       'dependents',

@@ -183,6 +183,16 @@ describe('GET /api/v1/tasks/{gid}/dependents', () => {
     expect(crossListing.body.detail[0].loc).toEqual(['query', 'offset']);
   });
 
+  it('lists every bad query member in one answer', async () => {
+    const res = await page('?limit=0&offset=garbage&opt_fields=status,colour');
+    expect(res.status).toBe(422);
+    expect(res.body.detail.map((issue: { loc: string[] }) => issue.loc.join('.')).sort()).toEqual([
+      'query.limit',
+      'query.offset',
+      'query.opt_fields',
+    ]);
+  });
+
   it('answers an unknown or hidden task with 404', async () => {
     expect((await page('', '00000000-0000-4000-8000-000000000000')).status).toBe(404);
     const stranger = await authHeader(cairn, { businesses: ['globex'] });

@@ -4,6 +4,7 @@ import type express from 'express';
 import { queryRoutes } from '../../libs/analytics/query.route.ts';
 import { authMiddleware } from '../../libs/auth/auth.middleware.ts';
 import { type MasterKey, resolveMasterKey } from '../../libs/auth/master-key.ts';
+import { openTokenCache } from '../../libs/auth/token-cache.ts';
 import { tokenRoutes } from '../../libs/auth/tokens.routes.ts';
 import type { Config } from '../../libs/config/config.ts';
 import { instrumentAnalyticsRoutes } from '../../libs/observability/analytics-metrics.ts';
@@ -92,11 +93,12 @@ export async function startCairn(options: CairnOptions): Promise<Cairn> {
     masterKey: masterKey.value,
     db,
   });
+  const tokens = await openTokenCache(engines.postgres);
   const routes =
     config.role === 'projector'
       ? []
       : [
-          ...tokenRoutes({ db, now }),
+          ...tokenRoutes({ db, now, revoked: () => tokens.cache.clear() }),
           ...taskRoutes({ db, now, factsCommitted }),
           ...dependencyRoutes({ db, now, factsCommitted, cursorKey }),
           ...instrumentAnalyticsRoutes(
@@ -119,7 +121,7 @@ export async function startCairn(options: CairnOptions): Promise<Cairn> {
   });
   const app = createApp({
     logger,
-    authenticate: authMiddleware({ db, masterKey: masterKey.value, now }),
+    authenticate: authMiddleware({ db, masterKey: masterKey.value, now, tokenCache: tokens.cache }),
     rateLimiter,
     idempotency: new Idempotency({ db, now, masterKey: masterKey.value }),
     metrics,
@@ -153,6 +155,7 @@ export async function startCairn(options: CairnOptions): Promise<Cairn> {
       await http.drain();
       projector?.stop();
       await rateLimiter.close();
+      await tokens.close();
       await engines.close();
     },
   };

@@ -3,6 +3,7 @@ import type { Kysely } from 'kysely';
 import type { Database } from '../storage/database.ts';
 import type { Principal } from './principal.ts';
 import { authenticate } from './token.service.ts';
+import type { TokenCache } from './token-cache.ts';
 
 declare global {
   namespace Express {
@@ -17,6 +18,7 @@ export function authMiddleware(deps: {
   db: Kysely<Database>;
   masterKey: string | undefined;
   now: () => Date;
+  tokenCache?: TokenCache;
 }) {
   return async (req: Request, _res: Response, next: NextFunction): Promise<void> => {
     try {
@@ -25,6 +27,7 @@ export function authMiddleware(deps: {
         req.get('authorization'),
         deps.masterKey,
         deps.now(),
+        deps.tokenCache,
       );
       next();
     } catch (error) {

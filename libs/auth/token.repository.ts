@@ -1,5 +1,6 @@
-import type { Selectable } from 'kysely';
+import { type Selectable, sql } from 'kysely';
 import type { ApiTokensTable, Db } from '../storage/database.ts';
+import { TOKEN_CHANNEL } from './token-cache.ts';
 
 export type TokenRow = Selectable<ApiTokensTable>;
 
@@ -19,13 +20,23 @@ export async function listTokens(db: Db): Promise<TokenRow[]> {
   return db.selectFrom('api_tokens').selectAll().orderBy('created_at').orderBy('id').execute();
 }
 
-/** Returns false when no live token has this id. */
+/**
+ * Returns false when no live token has this id. The revocation is announced on
+ * TOKEN_CHANNEL by the same statement, so every instance hears of it when, and only if, it
+ * commits.
+ */
 export async function revokeToken(db: Db, id: string, now: Date): Promise<boolean> {
   const result = await db
-    .updateTable('api_tokens')
-    .set({ revoked_at: now })
-    .where('id', '=', id)
-    .where('revoked_at', 'is', null)
-    .executeTakeFirst();
-  return Number(result.numUpdatedRows) > 0;
+    .with('revoked', (qb) =>
+      qb
+        .updateTable('api_tokens')
+        .set({ revoked_at: now })
+        .where('id', '=', id)
+        .where('revoked_at', 'is', null)
+        .returning('id'),
+    )
+    .selectFrom('revoked')
+    .select(sql<string>`pg_notify(${TOKEN_CHANNEL}, revoked.id)`.as('notified'))
+    .execute();
+  return result.length > 0;
 }

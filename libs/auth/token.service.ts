@@ -3,6 +3,7 @@ import type { BeforeCommit, Scope } from '../platform/route.ts';
 import type { Database } from '../storage/database.ts';
 import type { Principal, TokenKind } from './principal.ts';
 import { findTokenByHash, insertToken, type TokenRow } from './token.repository.ts';
+import type { TokenCache } from './token-cache.ts';
 import { generateToken, generateTokenId, hashSecret, secretsEqual } from './token-secret.ts';
 
 export interface NewTokenInput {
@@ -67,14 +68,15 @@ export function toTokenView(row: TokenRow): Omit<IssuedToken, 'token'> {
 }
 
 /**
- * Turns an Authorization header into a principal. Looked up on every request, so a revoked
- * token stops working at once on every instance.
+ * Turns an Authorization header into a principal. A revoked token stops working at once on
+ * every instance: the cache (when given) is emptied by each revocation (see token-cache.ts).
  */
 export async function authenticate(
   db: Kysely<Database>,
   header: string | undefined,
   masterKey: string | undefined,
   now: Date,
+  cache?: TokenCache,
 ): Promise<Principal> {
   if (header === undefined || header.trim() === '') return { kind: 'anonymous' };
   const match = /^Bearer\s+(\S+)\s*$/i.exec(header);
@@ -82,7 +84,12 @@ export async function authenticate(
     return { kind: 'invalid', reason: 'The Authorization header must be "Bearer <token>".' };
   const secret = match[1];
   if (masterKey && secretsEqual(secret, masterKey)) return { kind: 'master' };
-  const row = await findTokenByHash(db, hashSecret(secret));
+  const hash = hashSecret(secret);
+  let row = cache?.get(hash, now.getTime());
+  if (!row) {
+    row = await findTokenByHash(db, hash);
+    if (row) cache?.set(hash, row, now.getTime());
+  }
   if (!row) return { kind: 'invalid', reason: 'The token is not recognised.' };
   if (row.revoked_at) return { kind: 'invalid', reason: 'The token has been revoked.' };
   if (row.expires_at && row.expires_at.getTime() <= now.getTime()) {

@@ -7,7 +7,12 @@ import { revokeToken } from './token.repository.ts';
 import { createTokenBody, tokenIdParams } from './token.schemas.ts';
 import { type IssuedToken, issueToken, type NewTokenInput } from './token.service.ts';
 
-export function tokenRoutes(deps: { db: Kysely<Database>; now: () => Date }): Route[] {
+export function tokenRoutes(deps: {
+  db: Kysely<Database>;
+  now: () => Date;
+  /** Told right after a revocation commits: this instance forgets it without waiting to hear it. */
+  revoked?: () => void;
+}): Route[] {
   return [
     defineRoute<unknown, unknown, NewTokenInput>({
       method: 'post',
@@ -40,6 +45,7 @@ export function tokenRoutes(deps: { db: Kysely<Database>; now: () => Date }): Ro
             `Token ${params.id} does not exist or is already revoked.`,
           );
         }
+        deps.revoked?.();
         return {};
       },
     }),

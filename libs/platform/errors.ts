@@ -63,3 +63,20 @@ export class ValidationError extends Error {
     return new ValidationError([{ loc, msg, type }]);
   }
 }
+
+/**
+ * Runs each check and gathers the issues of those that throw a ValidationError, so a caller
+ * hears about every bad input at once; any other error propagates.
+ */
+export function gatherIssues(checks: Array<() => unknown>): ValidationIssue[] {
+  const issues: ValidationIssue[] = [];
+  for (const check of checks) {
+    try {
+      check();
+    } catch (error) {
+      if (!(error instanceof ValidationError)) throw error;
+      issues.push(...error.issues);
+    }
+  }
+  return issues;
+}

@@ -46,7 +46,7 @@ export interface Operation {
   body: unknown;
 }
 
-type RecordResponse = <T>(render: (result: T) => RouteResult) => BeforeCommit<T>;
+type RecordResponse = <T>(render: (result: T) => RouteResult) => BeforeCommit<T> | undefined;
 
 /** Reads the Idempotency-Key header of a POST or PUT; other methods ignore it. */
 export function idempotencyKeyOf(req: Request, route: Route): string | undefined {
@@ -78,19 +78,17 @@ export class Idempotency {
   async execute(op: Operation, work: (record: RecordResponse) => Promise<RouteResult>) {
     const owner = ownerOf(op.principal);
     const ref = op.key && owner ? { principal: owner, key: op.key, claimId: randomUUID() } : null;
+    if (!ref) {
+      return { result: finalize(op.route, await work(() => undefined)), replayed: false };
+    }
     let rendered: SentResult | undefined;
     let stored = false;
     const record: RecordResponse = (render) => async (trx, value) => {
       rendered = finalize(op.route, render(value));
-      if (!ref) return;
       if (!(await completeClaim(trx, ref, this.toStored(op.principal, rendered))))
         throw lostClaim();
       stored = true;
     };
-    if (!ref) {
-      const returned = finalize(op.route, await work(record));
-      return { result: rendered ?? returned, replayed: false };
-    }
 
     const now = this.options.now();
     await this.purge(now);

@@ -16,8 +16,10 @@ export interface RequestContext {
    * result and, when the request carries an Idempotency-Key, stores it inside the write's own
    * transaction, so the write and its record commit together. The rendered response is the one
    * sent. Routes that write nothing need not call it: the router records their answer itself.
+   * Without a key there is nothing to store and it returns undefined, which lets a write that
+   * is a single statement skip the transaction.
    */
-  recordResponse<T>(render: (result: T) => RouteResult): BeforeCommit<T>;
+  recordResponse<T>(render: (result: T) => RouteResult): BeforeCommit<T> | undefined;
 }
 
 /** Called by a write use case inside its transaction, just before commit. */
@@ -53,6 +55,14 @@ export interface Route<P = any, Q = any, B = any> {
   params?: JsonSchema;
   query?: JsonSchema;
   body?: JsonSchema;
+  /**
+   * Checks beyond the schemas (a signed cursor, a field list) on the raw path and query. They
+   * run even when a schema check failed, so one answer lists every bad input.
+   */
+  checks?: (raw: {
+    params: Record<string, unknown>;
+    query: Record<string, unknown>;
+  }) => Array<() => unknown>;
   successStatus: number;
   response?: JsonSchema;
   handle(input: RouteInput<P, Q, B>): Promise<RouteResult>;

@@ -1,7 +1,7 @@
 import type express from 'express';
 import type { Request, Response } from 'express';
 import { authorize } from '../auth/authorize.ts';
-import { AppError } from './errors.ts';
+import { AppError, gatherIssues, ValidationError } from './errors.ts';
 import { type Idempotency, idempotencyKeyOf } from './idempotency.ts';
 import type { Route } from './route.ts';
 import { validate } from './validation.ts';
@@ -16,9 +16,22 @@ export function mountRoutes(app: express.Express, routes: Route[], idempotency: 
     app[route.method](route.path, async (req: Request, res: Response) => {
       authorize(route, req.principal);
       const key = idempotencyKeyOf(req, route);
-      const params = route.params ? validate(route.params, { ...req.params }, 'path') : req.params;
-      const query = route.query ? validate(route.query, { ...req.query }, 'query') : {};
-      const body = route.body ? validate(route.body, req.body, 'body') : undefined;
+      let params: unknown = req.params;
+      let query: unknown = {};
+      let body: unknown;
+      const issues = gatherIssues([
+        () => {
+          if (route.params) params = validate(route.params, { ...req.params }, 'path');
+        },
+        () => {
+          if (route.query) query = validate(route.query, { ...req.query }, 'query');
+        },
+        () => {
+          if (route.body) body = validate(route.body, req.body, 'body');
+        },
+        ...(route.checks?.({ params: req.params, query: req.query }) ?? []),
+      ]);
+      if (issues.length > 0) throw new ValidationError(issues);
       const controller = new AbortController();
       const onClose = () => {
         if (!res.writableFinished) controller.abort();

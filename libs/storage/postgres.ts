@@ -6,12 +6,28 @@ import pg from 'pg';
 import type { Database } from './database.ts';
 import { PGliteDialect } from './pglite-dialect.ts';
 import { lockDataDir } from './pglite-lock.ts';
+import { listenOnServer } from './postgres-listen.ts';
 import { pgParsers } from './postgres-types.ts';
 
 export interface Postgres {
   readonly db: Kysely<Database>;
   readonly kind: 'postgres' | 'pglite';
   ping(): Promise<void>;
+  /**
+   * Subscribes to `NOTIFY channel`. `onState` says whether notifications are being received:
+   * on a server the listening connection can drop, and whatever was notified meanwhile is lost,
+   * so a subscriber must not rely on anything it learned before a `false`.
+   */
+  listen(channel: string, handlers: ListenHandlers): Promise<Listening>;
+  close(): Promise<void>;
+}
+
+export interface ListenHandlers {
+  onNotify(payload: string): void;
+  onState(receiving: boolean): void;
+}
+
+export interface Listening {
   close(): Promise<void>;
 }
 
@@ -26,15 +42,26 @@ export async function openPostgres(options: PostgresOptions): Promise<Postgres> 
   // One process per embedded data directory (see pglite-lock.ts); the CLI relies on this.
   const unlock =
     !options.url && options.dataDir ? await lockDataDir(`${options.dataDir}.lock`) : undefined;
-  const dialect = options.url
-    ? new PostgresDialect({ pool: createPool(options.url, options.poolSize ?? 10) })
-    : new PGliteDialect(await openPGlite(options.dataDir));
+  const pglite = options.url ? undefined : await openPGlite(options.dataDir);
+  const dialect = pglite
+    ? new PGliteDialect(pglite)
+    : new PostgresDialect({ pool: createPool(options.url as string, options.poolSize ?? 10) });
   const db = new Kysely<Database>({ dialect });
   return {
     db,
-    kind: options.url ? 'postgres' : 'pglite',
+    kind: pglite ? 'pglite' : 'postgres',
     async ping() {
       await sql`select 1`.execute(db);
+    },
+    async listen(channel, handlers) {
+      if (pglite) {
+        // One in-process session: nothing can drop between the notifier and the listener.
+        const unlisten = await pglite.listen(channel, handlers.onNotify);
+        handlers.onState(true);
+        // Closing after the database itself closed has nothing left to undo.
+        return { close: () => unlisten().catch(() => {}) };
+      }
+      return listenOnServer(options.url as string, channel, handlers);
     },
     async close() {
       await db.destroy();

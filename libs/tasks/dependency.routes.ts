@@ -17,7 +17,7 @@ import {
   listEdges,
   removeDependency,
 } from './dependency.service.ts';
-import type { EdgeListing } from './keyset-cursor.ts';
+import { decodeCursor, type EdgeListing } from './keyset-cursor.ts';
 import { gidParams, taskRecord } from './task.schemas.ts';
 import { toCompactTaskView, toTaskView } from './task-view.ts';
 
@@ -49,6 +49,14 @@ function edgeListRoute(deps: DependencyDeps, listing: EdgeListing): Route {
     scope: 'workflows:read',
     params: gidParams,
     query: edgeListQuery,
+    checks: ({ params, query }) => [
+      () => parseOptFields(typeof query.opt_fields === 'string' ? query.opt_fields : undefined),
+      () => {
+        if (typeof query.offset === 'string' && typeof params.gid === 'string') {
+          decodeCursor(deps.cursorKey, query.offset, { listing, taskGid: params.gid });
+        }
+      },
+    ],
     successStatus: 200,
     response: edgeListResponse,
     async handle({ params, query, ctx }) {

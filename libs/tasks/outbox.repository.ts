@@ -31,8 +31,8 @@ export interface Fact {
 /** Call inside the transaction that makes the change, so the fact commits with it or not at all. */
 export async function appendFacts(db: Db, facts: Fact[]): Promise<void> {
   if (facts.length === 0) return;
-  await db
-    .insertInto('outbox')
-    .values(facts.map((fact) => ({ ...fact, payload: JSON.stringify(fact.payload) })))
-    .execute();
+  await db.insertInto('outbox').values(outboxValues(facts)).execute();
 }
+
+export const outboxValues = (facts: Fact[]) =>
+  facts.map((fact) => ({ ...fact, payload: JSON.stringify(fact.payload) }));

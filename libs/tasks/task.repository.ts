@@ -1,5 +1,6 @@
 import type { Selectable, Updateable } from 'kysely';
 import type { Db, TaskStatus, TasksTable } from '../storage/database.ts';
+import { type Fact, outboxValues } from './outbox.repository.ts';
 
 export type TaskRow = Selectable<TasksTable>;
 
@@ -14,15 +15,30 @@ export interface NewTask {
   created_at: Date;
 }
 
-export async function insertTask(db: Db, task: NewTask): Promise<TaskRow> {
+/**
+ * The task and the facts describing it in one statement: atomic on its own (no transaction
+ * needed) and one round trip. The facts are built from the row as it will be stored.
+ */
+export async function insertTaskWithFacts(
+  db: Db,
+  task: NewTask,
+  factsOf: (row: TaskRow) => Fact[],
+): Promise<TaskRow> {
+  const row: TaskRow = {
+    ...task,
+    updated_at: task.created_at,
+    completed_at: task.status === 'completed' ? task.created_at : null,
+  };
   return db
-    .insertInto('tasks')
-    .values({
-      ...task,
-      updated_at: task.created_at,
-      completed_at: task.status === 'completed' ? task.created_at : null,
-    })
-    .returningAll()
+    .with('task', (qb) => qb.insertInto('tasks').values(row).returningAll())
+    .with('facts', (qb) =>
+      qb
+        .insertInto('outbox')
+        .values(outboxValues(factsOf(row)))
+        .returning('id'),
+    )
+    .selectFrom('task')
+    .selectAll()
     .executeTakeFirstOrThrow();
 }
 

@@ -10,7 +10,8 @@ import {
   findTask,
   findTaskForUpdate,
   findTasks,
-  insertTask,
+  insertTaskWithFacts,
+  type NewTask,
   type TaskRow,
   updateTaskRow,
 } from './task.repository.ts';
@@ -49,25 +50,31 @@ export async function createTask(
   options: WriteOptions<TaskRow> = {},
 ): Promise<TaskRow> {
   const now = deps.now();
-  const task = await deps.db.transaction().execute(async (trx) => {
-    const row = await insertTask(trx, {
-      gid: randomUUID(),
-      business: input.business,
-      name: input.name,
-      project: input.project ?? null,
-      assignee: input.assignee ?? null,
-      status: input.status ?? 'open',
-      due_on: input.due_on ?? null,
-      created_at: now,
-    });
+  const task: NewTask = {
+    gid: randomUUID(),
+    business: input.business,
+    name: input.name,
+    project: input.project ?? null,
+    assignee: input.assignee ?? null,
+    status: input.status ?? 'open',
+    due_on: input.due_on ?? null,
+    created_at: now,
+  };
+  const factsOf = (row: TaskRow) => {
     const facts = [taskFact('task_created', row, now)];
     if (row.status === 'completed') facts.push(taskFact('task_completed', row, now));
-    await appendFacts(trx, facts);
-    await options.beforeCommit?.(trx, row);
-    return row;
-  });
+    return facts;
+  };
+  const { beforeCommit } = options;
+  const created = beforeCommit
+    ? await deps.db.transaction().execute(async (trx) => {
+        const row = await insertTaskWithFacts(trx, task, factsOf);
+        await beforeCommit(trx, row);
+        return row;
+      })
+    : await insertTaskWithFacts(deps.db, task, factsOf);
   deps.factsCommitted();
-  return task;
+  return created;
 }
 
 /** A task outside the caller's businesses is answered exactly like a missing one. */
