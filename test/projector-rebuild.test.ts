@@ -12,7 +12,11 @@ describe('projector rebuild', () => {
   let auth: Record<string, string>;
   beforeAll(async () => {
     setup = await testConfig();
-    cairn = await startCairn({ config: setup.config });
+    // The writer below runs flat out for the whole rebuild; rate limits are not under test.
+    cairn = await startCairn({
+      config: setup.config,
+      rateLimits: { anonymous: 1e9, user: 1e9, service_account: 1e9 },
+    });
     auth = await authHeader(cairn, { businesses: ['rb_one', 'rb_two'] });
   });
   afterAll(async () => {
