@@ -7,7 +7,6 @@
 // figure also prints where the CPU went (service, load generator, Postgres): on a small box
 // they share the cores.
 import { type ChildProcess, spawn } from 'node:child_process';
-import { randomBytes } from 'node:crypto';
 import fs from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
@@ -21,6 +20,7 @@ import { openPostgres } from '../libs/storage/postgres.ts';
 import { migratePostgres } from '../libs/storage/postgres-migrations.ts';
 import { resolveCursorKey } from '../libs/tasks/cursor-key.ts';
 import { encodeCursor } from '../libs/tasks/keyset-cursor.ts';
+import { createTestDatabase } from '../test/support/engines.ts';
 import { formatSplit, startCpuSplit } from './cpu-split.ts';
 
 const POSTGRES = process.env.TEST_POSTGRES_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
@@ -44,16 +44,8 @@ export async function run(args: string[]): Promise<void> {
   if (args[0] === '--serve') return serve(args[1]!, args[2]!);
   const count = option(args, 'dependents', 100_000);
   const seconds = option(args, 'seconds', 5);
-  const name = `cairn_bench_${randomBytes(4).toString('hex')}`;
-  const admin = async (statement: string) => {
-    const client = new pg.Client({ connectionString: POSTGRES });
-    await client.connect();
-    await client.query(statement);
-    await client.end();
-  };
-  await admin(`create database ${name}`);
-  const url = new URL(POSTGRES);
-  url.pathname = `/${name}`;
+  const database = await createTestDatabase(POSTGRES);
+  const url = new URL(database.url);
   const dataDir = await fs.mkdtemp(path.join(os.tmpdir(), 'cairn-bench-'));
   const db = await openPostgres({ url: url.toString() });
   let child: ChildProcess | undefined;
@@ -169,7 +161,7 @@ export async function run(args: string[]): Promise<void> {
   } finally {
     child?.kill('SIGTERM');
     await db.close();
-    await admin(`drop database if exists ${name} with (force)`);
+    await database.drop();
     await fs.rm(dataDir, { recursive: true, force: true });
   }
 }

@@ -10,7 +10,6 @@ import fs from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { sql } from 'kysely';
-import pg from 'pg';
 import { startCairn } from '../apps/server/cairn.ts';
 import { issueToken } from '../libs/auth/token.service.ts';
 import { loadConfig } from '../libs/config/config.ts';
@@ -20,6 +19,7 @@ import { migrateClickHouse, openClickHouse } from '../libs/storage/clickhouse.ts
 import { openPostgres } from '../libs/storage/postgres.ts';
 import { migratePostgres } from '../libs/storage/postgres-migrations.ts';
 import { createTask } from '../libs/tasks/task.service.ts';
+import { createTestDatabase } from '../test/support/engines.ts';
 
 const POSTGRES = process.env.TEST_POSTGRES_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
 const REDIS = process.env.TEST_REDIS_URL ?? 'redis://127.0.0.1:6379';
@@ -32,23 +32,8 @@ const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 const percentile = (sorted: number[], p: number) =>
   sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))] ?? Number.NaN;
 
-/** A throwaway database on the server, dropped afterwards. */
-async function scratchDatabase(): Promise<{ url: string; drop(): Promise<void> }> {
-  const name = `cairn_bench_${randomBytes(4).toString('hex')}`;
-  const admin = async (statement: string) => {
-    const client = new pg.Client({ connectionString: POSTGRES });
-    await client.connect();
-    await client.query(statement);
-    await client.end();
-  };
-  await admin(`create database ${name}`);
-  const url = new URL(POSTGRES);
-  url.pathname = `/${name}`;
-  return { url: url.toString(), drop: () => admin(`drop database if exists ${name} with (force)`) };
-}
-
 async function throughput(facts: number, batchSize: number): Promise<void> {
-  const database = await scratchDatabase();
+  const database = await createTestDatabase(POSTGRES);
   const dir = await fs.mkdtemp(path.join(os.tmpdir(), 'cairn-bench-'));
   const pgx = await openPostgres({ url: database.url });
   const ch = await openClickHouse({ dataDir: path.join(dir, 'ch') });
@@ -82,7 +67,7 @@ async function throughput(facts: number, batchSize: number): Promise<void> {
 }
 
 async function freshness(seconds: number, rate: number): Promise<void> {
-  const database = await scratchDatabase();
+  const database = await createTestDatabase(POSTGRES);
   const dataDir = await fs.mkdtemp(path.join(os.tmpdir(), 'cairn-bench-'));
   const config = loadConfig({
     DATA_DIR: dataDir,
