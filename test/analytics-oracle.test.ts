@@ -345,6 +345,7 @@ const DIMENSION_SETS: DimensionName[][] = [
   ['status', 'assignee', 'week'],
 ];
 const FLOW = METRIC_NAMES.filter((m) => METRICS[m].source === 'flow');
+const OPEN_COUNTS: MetricName[] = ['open_tasks', 'overdue_tasks'];
 const STATE = METRIC_NAMES.filter((m) => METRICS[m].source === 'state');
 
 function compare(actual: Row[], wanted: Row[], context: string) {
@@ -433,6 +434,15 @@ describe('analytics oracle: ClickHouse answers equal an independent computation'
         await check(FLOW, dims, 'last_30_days');
         await check(STATE, dims, 'last_month');
       }
+      // Without blocked_tasks, open and overdue counts come from summed changes of state
+      // rather than per-task spans: both ways must agree with the oracle everywhere.
+      for (const period of PERIODS) {
+        for (const dims of DIMENSION_SETS) await check(OPEN_COUNTS, dims, period);
+      }
+      await check(['tasks_created', ...OPEN_COUNTS], ['week'], 'last_90_days', [
+        { dimension: 'project', op: 'not_in', values: ['alpha'] },
+        { dimension: 'status', op: 'eq', values: ['open'] },
+      ]);
       await check(METRIC_NAMES, ['day'], 'last_30_days', [
         { dimension: 'project', op: 'in', values: ['alpha', ''] },
       ]);

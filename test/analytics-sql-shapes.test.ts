@@ -23,13 +23,24 @@ const spans = (partition: string, columns: string, where: string) =>
   `SELECT ${columns}, occurred_at, leadInFrame(occurred_at, 1, toDateTime64('2299-12-31 00:00:00', 3, 'UTC')) OVER (PARTITION BY ${partition} ORDER BY occurred_at, fact_id ROWS BETWEEN CURRENT ROW AND 1 FOLLOWING) AS next_at FROM facts WHERE ${where}`;
 const SCOPE = 'business IN {businesses:Array(String)}';
 const BEFORE = `occurred_at < {state_to:${T}}`;
-const TASK_AT = `task_at AS (SELECT {starts:Array(${T})}[i] AS bucket, ${ATS}[i] AS at, task_gid, business, project, assignee, status, due_on FROM (${spans('task_gid', 'task_gid, kind, business, project, assignee, status, due_on', `${SCOPE} AND ${BEFORE}`)}) ${BUCKET_JOIN} WHERE kind != 'task_deleted' AND status IN ('open', 'in_progress'))`;
+const TASK_AT = `task_at AS (SELECT {starts:Array(${T})}[i] AS bucket, ${ATS}[i] AS at, task_gid, business, project, assignee, status, due_on, 1 AS weight FROM (${spans('task_gid', 'task_gid, kind, business, project, assignee, status, due_on', `${SCOPE} AND ${BEFORE}`)}) ${BUCKET_JOIN} WHERE kind != 'task_deleted' AND status IN ('open', 'in_progress'))`;
 const EDGE_AT = `edge_at AS (SELECT ${ATS}[i] AS at, task_gid, dependency_gid FROM (${spans('task_gid, dependency_gid', 'task_gid, dependency_gid, kind', `${SCOPE} AND kind IN ('dependency_added', 'dependency_removed') AND ${BEFORE}`)}) ${BUCKET_JOIN} WHERE kind = 'dependency_added')`;
 const BLOCKED_AT =
   'blocked_at AS (SELECT DISTINCT edge_at.at AS at, edge_at.task_gid AS task_gid, 1 AS blocked FROM edge_at INNER JOIN task_at AS dependency ON dependency.at = edge_at.at AND dependency.task_gid = edge_at.dependency_gid)';
 
+const INTERVAL = `arrayCount(a -> a <= occurred_at, ${ATS}) AS j`;
+const OPEN_COUNTS = [
+  `task_at AS (SELECT {starts:Array(${T})}[k] AS bucket, ${ATS}[k] AS at, project, due_on, weight FROM (`,
+  `SELECT j, project, due_on, sum(sign) AS weight FROM (`,
+  `SELECT ${INTERVAL}, 1 AS sign, project, due_on FROM facts WHERE ${SCOPE} AND ${BEFORE} AND kind IN ('task_created', 'task_updated') AND status IN ('open', 'in_progress')`,
+  ' UNION ALL ',
+  `SELECT ${INTERVAL}, -1 AS sign, previous_project AS project, previous_due_on AS due_on FROM facts WHERE ${SCOPE} AND ${BEFORE} AND kind IN ('task_updated', 'task_deleted') AND previous_status IN ('open', 'in_progress')`,
+  `) GROUP BY j, project, due_on HAVING weight != 0`,
+  `) ARRAY JOIN range(j + 1, length(${ATS}) + 1) AS k)`,
+].join('');
+
 describe('compiled statement per query shape', () => {
-  it('state metrics read task states at the period end, capped at now, in the query zone', () => {
+  it('open and overdue counts sum changes of state up to the period end, capped at now, in the query zone', () => {
     const compiled = compile({
       metrics: ['open_tasks', 'overdue_tasks'],
       dimensions: ['project'],
@@ -38,10 +49,11 @@ describe('compiled statement per query shape', () => {
     });
     expect(compiled).toEqual({
       sql: [
-        `WITH ${TASK_AT}`,
-        'SELECT project, count() AS open_tasks, countIf(due_on < toDate(at, {tz:String})) AS overdue_tasks, count() OVER () AS __total_rows',
+        `WITH ${OPEN_COUNTS}`,
+        'SELECT project, sum(weight) AS open_tasks, sumIf(weight, due_on < toDate(at, {tz:String})) AS overdue_tasks, count() OVER () AS __total_rows',
         'FROM task_at',
         'GROUP BY project',
+        'HAVING sum(weight) != 0',
         'ORDER BY project ASC',
         'LIMIT {limit:UInt32}',
       ].join('\n'),
@@ -80,10 +92,11 @@ describe('compiled statement per query shape', () => {
         `WHERE ${SCOPE} AND occurred_at >= {from:${T}} AND occurred_at < {to:${T}} AND ${filters}`,
         'GROUP BY week',
         'UNION ALL',
-        'SELECT toString(toMonday(bucket, {tz:String})) AS week, 0 AS tasks_created, countIf(blocked = 1) AS blocked_tasks',
+        'SELECT toString(toMonday(bucket, {tz:String})) AS week, 0 AS tasks_created, sumIf(weight, blocked = 1) AS blocked_tasks',
         'FROM task_at LEFT JOIN blocked_at USING (at, task_gid)',
         `WHERE ${filters}`,
         'GROUP BY week',
+        'HAVING sum(weight) != 0',
         ')',
         'GROUP BY week',
         'ORDER BY blocked_tasks DESC, week ASC',

@@ -17,7 +17,10 @@ export interface MetricDef {
   /** `number` metrics are null where undefined (no completed task to average). */
   type: 'integer' | 'number';
   source: MetricSource;
-  /** Flow: an aggregate over `facts` rows. State: an aggregate over `task_at` rows. */
+  /**
+   * Flow: an aggregate over `facts` rows. State: an aggregate over `task_at` rows, each standing
+   * for `weight` open tasks with the same labels at the same instant.
+   */
   sql: string;
 }
 
@@ -117,7 +120,7 @@ export const METRICS = {
     unit: 'tasks',
     type: 'integer',
     source: 'state',
-    sql: 'count()',
+    sql: 'sum(weight)',
   },
   overdue_tasks: {
     description:
@@ -125,14 +128,14 @@ export const METRICS = {
     unit: 'tasks',
     type: 'integer',
     source: 'state',
-    sql: 'countIf(due_on < toDate(at, {tz:String}))',
+    sql: 'sumIf(weight, due_on < toDate(at, {tz:String}))',
   },
   blocked_tasks: {
     description: 'Open tasks at the end of the period with at least one open dependency.',
     unit: 'tasks',
     type: 'integer',
     source: 'state',
-    sql: 'countIf(blocked = 1)',
+    sql: 'sumIf(weight, blocked = 1)',
   },
 } as const satisfies Record<string, MetricDef>;
 

@@ -14,6 +14,8 @@ export interface SourceContext {
 
 const TIME = "DateTime64(3, 'UTC')";
 const TIME_ARRAY = `Array(${TIME})`;
+/** Statuses that count as open. */
+const OPEN = "('open', 'in_progress')";
 /** The "no next fact" end of a span: later than any bucket end. */
 const NEVER = "toDateTime64('2299-12-31 00:00:00', 3, 'UTC')";
 
@@ -60,7 +62,7 @@ export function flowSelect(ctx: SourceContext): string[] {
   ];
 }
 
-/** Metrics over each task's state at each bucket's `at` instant (rows of `task_at`). */
+/** Metrics over the open tasks at each bucket's `at` instant (rows of `task_at`). */
 export function stateSelect(ctx: SourceContext): string[] {
   const blocked = ctx.metrics.includes('blocked_tasks');
   const where = filterConditions(ctx.filters, 'bucket');
@@ -69,6 +71,8 @@ export function stateSelect(ctx: SourceContext): string[] {
     blocked ? 'FROM task_at LEFT JOIN blocked_at USING (at, task_gid)' : 'FROM task_at',
     ...(where.length > 0 ? [`WHERE ${and(where)}`] : []),
     ...groupBy(ctx),
+    // Labels whose tasks have all closed sum to nothing: no row, as for labels never open.
+    ...(ctx.dimensions.length > 0 ? ['HAVING sum(weight) != 0'] : []),
   ];
 }
 
@@ -83,7 +87,9 @@ function spans(partition: string, columns: string, where: string): string {
 
 /** The bucket indexes whose `at` falls in a span: where that span is the current state. */
 const BUCKET_JOIN = `ARRAY JOIN arrayFilter(i -> {ats:${TIME_ARRAY}}[i] > occurred_at AND {ats:${TIME_ARRAY}}[i] <= next_at, arrayEnumerate({ats:${TIME_ARRAY}})) AS i`;
-const BUCKET_COLUMNS = `{starts:${TIME_ARRAY}}[i] AS bucket, {ats:${TIME_ARRAY}}[i] AS at`;
+/** The bucket a row stands for, by its index in the bound arrays. */
+const bucketColumns = (index: string) =>
+  `{starts:${TIME_ARRAY}}[${index}] AS bucket, {ats:${TIME_ARRAY}}[${index}] AS at`;
 const BEFORE_END = `occurred_at < {state_to:${TIME}}`;
 
 /** CTEs the state select (and, for completion_rate, the flow select) read from. */
@@ -95,24 +101,62 @@ export function commonTables(ctx: SourceContext): string[] {
     );
   }
   if (!ctx.metrics.some((name) => METRICS[name].source === 'state')) return tables;
+  if (!ctx.metrics.includes('blocked_tasks')) return [...tables, openTaskCounts(ctx)];
   const taskSpans = spans(
     'task_gid',
     'task_gid, kind, business, project, assignee, status, due_on',
     and([ctx.scope, BEFORE_END]),
   );
   tables.push(
-    `task_at AS (SELECT ${BUCKET_COLUMNS}, task_gid, business, project, assignee, status, due_on FROM (${taskSpans}) ${BUCKET_JOIN} WHERE kind != 'task_deleted' AND status IN ('open', 'in_progress'))`,
+    `task_at AS (SELECT ${bucketColumns('i')}, task_gid, business, project, assignee, status, due_on, 1 AS weight FROM (${taskSpans}) ${BUCKET_JOIN} WHERE kind != 'task_deleted' AND status IN ${OPEN})`,
   );
-  if (ctx.metrics.includes('blocked_tasks')) {
-    const edgeSpans = spans(
-      'task_gid, dependency_gid',
-      'task_gid, dependency_gid, kind',
-      and([ctx.scope, "kind IN ('dependency_added', 'dependency_removed')", BEFORE_END]),
-    );
-    tables.push(
-      `edge_at AS (SELECT {ats:${TIME_ARRAY}}[i] AS at, task_gid, dependency_gid FROM (${edgeSpans}) ${BUCKET_JOIN} WHERE kind = 'dependency_added')`,
-      'blocked_at AS (SELECT DISTINCT edge_at.at AS at, edge_at.task_gid AS task_gid, 1 AS blocked FROM edge_at INNER JOIN task_at AS dependency ON dependency.at = edge_at.at AND dependency.task_gid = edge_at.dependency_gid)',
-    );
-  }
+  const edgeSpans = spans(
+    'task_gid, dependency_gid',
+    'task_gid, dependency_gid, kind',
+    and([ctx.scope, "kind IN ('dependency_added', 'dependency_removed')", BEFORE_END]),
+  );
+  tables.push(
+    `edge_at AS (SELECT {ats:${TIME_ARRAY}}[i] AS at, task_gid, dependency_gid FROM (${edgeSpans}) ${BUCKET_JOIN} WHERE kind = 'dependency_added')`,
+    'blocked_at AS (SELECT DISTINCT edge_at.at AS at, edge_at.task_gid AS task_gid, 1 AS blocked FROM edge_at INNER JOIN task_at AS dependency ON dependency.at = edge_at.at AND dependency.task_gid = edge_at.dependency_gid)',
+  );
   return tables;
+}
+
+/** Each label a state query reads, and the fact column holding its value before a change. */
+const BEFORE = {
+  business: 'business',
+  project: 'previous_project',
+  assignee: 'previous_assignee',
+  status: 'previous_status',
+  due_on: 'previous_due_on',
+} as const;
+
+/**
+ * Open tasks per label set at each bucket's instant, without replaying any task's history:
+ * every change of state adds its new state (+1 if open) and takes away its old one (−1 if it
+ * was open), so the open tasks at an instant are the sum over every change before it. Changes
+ * are summed per interval between bucket instants, then each sum is carried into every later
+ * bucket. Only the labels the query groups or filters by are kept, so the sums stay few.
+ */
+function openTaskCounts(ctx: SourceContext): string {
+  const labels = (Object.keys(BEFORE) as Array<keyof typeof BEFORE>).filter((label) =>
+    label === 'due_on'
+      ? ctx.metrics.includes('overdue_tasks')
+      : [...ctx.dimensions, ...ctx.filters.map((filter) => filter.dimension)].includes(label),
+  );
+  const interval = `arrayCount(a -> a <= occurred_at, {ats:${TIME_ARRAY}}) AS j`;
+  const change = (sign: string, columns: string[], condition: string) =>
+    `SELECT ${[interval, `${sign} AS sign`, ...columns].join(', ')} FROM facts WHERE ${and([ctx.scope, BEFORE_END, condition])}`;
+  const added = change(
+    '1',
+    labels,
+    `kind IN ('task_created', 'task_updated') AND status IN ${OPEN}`,
+  );
+  const removed = change(
+    '-1',
+    labels.map((label) => (BEFORE[label] === label ? label : `${BEFORE[label]} AS ${label}`)),
+    `kind IN ('task_updated', 'task_deleted') AND previous_status IN ${OPEN}`,
+  );
+  const sums = `SELECT ${['j', ...labels, 'sum(sign) AS weight'].join(', ')} FROM (${added} UNION ALL ${removed}) GROUP BY ${['j', ...labels].join(', ')} HAVING weight != 0`;
+  return `task_at AS (SELECT ${[bucketColumns('k'), ...labels, 'weight'].join(', ')} FROM (${sums}) ARRAY JOIN range(j + 1, length({ats:${TIME_ARRAY}}) + 1) AS k)`;
 }

@@ -19,39 +19,47 @@ export const DEMO_FACT_ID_BASE = 1_000_000_000_000_000;
 const YEAR_MS = 365 * 86_400_000;
 
 /**
- * One task's life in four facts, computed by ClickHouse itself from a hash of (seed, task), so
- * millions of rows need no round trip through JavaScript: created (open) → a dependency on an
- * older task of the same business (or a due-date change) → in progress → completed (70 %),
- * cancelled (10 %) or reassigned and still in progress (20 %). Every column is a pure function
- * of the row number: any batch can be (re)written alone.
+ * One task's life in five facts, shaped as the write side shapes them, computed by ClickHouse
+ * itself from a hash of (seed, task), so millions of rows need no round trip through
+ * JavaScript: created (open) → a dependency on an older task of the same business (or a rename)
+ * → in progress → completed (70 %, an update and its completion fact), cancelled (10 %) or
+ * reassigned and still in progress (20 %), each of those two followed later by a rename. Every
+ * column is a pure function of the row number: any batch can be (re)written alone.
  */
 const INSERT_BATCH = `
 INSERT INTO facts (fact_id, kind, business, task_gid, occurred_at, project, assignee, status,
-  previous_status, due_on, task_created_at, dependency_gid)
+  previous_status, previous_project, previous_assignee, previous_due_on, due_on, task_created_at,
+  dependency_gid)
 SELECT fact_id, kind, business, task_gid, occurred_at, project, assignee, status, previous_status,
-  due_on, task_created_at, dependency_gid
+  project, previous_assignee, due_on, due_on, task_created_at, dependency_gid
 FROM (
   WITH
-    intDiv(number, 4) AS task,
-    number % 4 AS slot,
+    intDiv(number, 5) AS task,
+    number % 5 AS slot,
     cityHash64({seed:UInt64}, task) AS h,
     h % 100 AS fate,
     task - {businesses:UInt64} * (1 + h % 10) AS dependency,
     {now:DateTime64(3, 'UTC')} - toIntervalMillisecond(1) AS last,
     least({now:DateTime64(3, 'UTC')} - toIntervalMillisecond(${YEAR_MS}) + toIntervalMillisecond(h % ${YEAR_MS}), last) AS created,
     least(created + toIntervalMillisecond(3600000 + cityHash64(h, 1) % 259200000), last) AS started,
-    least(started + toIntervalMillisecond(cityHash64(h, 2) % 1209600000), last) AS ended
+    least(started + toIntervalMillisecond(cityHash64(h, 2) % 1209600000), last) AS ended,
+    least(ended + toIntervalMillisecond(cityHash64(h, 7) % 604800000), last) AS renamed,
+    concat('user-', toString(cityHash64(h, 4) % 60)) AS first_assignee,
+    if(slot >= 3 AND fate >= 80, concat('user-', toString(cityHash64(h, 5) % 60)), first_assignee) AS assignee,
+    multiIf(slot < 2, 'open', slot = 2, 'in_progress', fate < 70, 'completed', fate < 80, 'cancelled', 'in_progress') AS status
   SELECT
     {base:UInt64} + number AS fact_id,
     multiIf(slot = 0, 'task_created', slot = 1, if(task >= {businesses:UInt64} * 10, 'dependency_added', 'task_updated'),
-      slot = 2, 'task_updated', fate < 70, 'task_completed', 'task_updated') AS kind,
+      slot = 4 AND fate < 70, 'task_completed', 'task_updated') AS kind,
     concat('biz-', toString(task % {businesses:UInt64})) AS business,
     concat('demo-', toString({seed:UInt64}), '-', toString(task)) AS task_gid,
-    multiIf(slot = 0, created, slot = 1, least(created + toIntervalSecond(1), last), slot = 2, started, ended) AS occurred_at,
+    multiIf(slot = 0, created, slot = 1, least(created + toIntervalSecond(1), last), slot = 2, started,
+      slot = 3 OR fate < 70, ended, renamed) AS occurred_at,
     concat('project-', toString(cityHash64(h, 3) % 12)) AS project,
-    concat('user-', toString(if(slot = 3 AND fate >= 80, cityHash64(h, 5), cityHash64(h, 4)) % 60)) AS assignee,
-    multiIf(slot < 2, 'open', slot = 2, 'in_progress', fate < 70, 'completed', fate < 80, 'cancelled', 'in_progress') AS status,
-    multiIf(slot = 0, '', slot = 1, 'open', slot = 2, 'open', 'in_progress') AS previous_status,
+    assignee,
+    status,
+    multiIf(slot = 0, '', slot <= 2, 'open', slot = 3 OR fate < 70, 'in_progress', status) AS previous_status,
+    if(slot = 3, first_assignee, assignee) AS previous_assignee,
     if(h % 10 < 7, toDate(created + toIntervalDay(3 + cityHash64(h, 6) % 30)), NULL) AS due_on,
     created AS task_created_at,
     if(slot = 1 AND task >= {businesses:UInt64} * 10, concat('demo-', toString({seed:UInt64}), '-', toString(dependency)), '') AS dependency_gid

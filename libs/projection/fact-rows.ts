@@ -10,12 +10,19 @@ export interface FactRow {
   assignee: string;
   status: string;
   previous_status: string;
+  previous_project: string;
+  previous_assignee: string;
+  previous_due_on: string | null;
   due_on: string | null;
   task_created_at: string;
   dependency_gid: string;
 }
 
 const text = (value: unknown): string => (typeof value === 'string' ? value : '');
+const date = (value: unknown): string | null => (typeof value === 'string' ? value : null);
+/** Facts written before `previous_` members existed changed no labels but the status. */
+const before = (payload: Record<string, unknown>, member: string) =>
+  `previous_${member}` in payload ? payload[`previous_${member}`] : payload[member];
 
 /** Outbox fact → ClickHouse `facts` row. Missing labels become '' (ClickHouse has no null cost). */
 export function toFactRow(row: OutboxRow): FactRow {
@@ -30,7 +37,10 @@ export function toFactRow(row: OutboxRow): FactRow {
     assignee: text(payload.assignee),
     status: text(payload.status),
     previous_status: text(payload.previous_status),
-    due_on: typeof payload.due_on === 'string' ? payload.due_on : null,
+    previous_project: text(before(payload, 'project')),
+    previous_assignee: text(before(payload, 'assignee')),
+    previous_due_on: date(before(payload, 'due_on')),
+    due_on: date(payload.due_on),
     task_created_at: text(payload.task_created_at) || row.occurred_at.toISOString(),
     dependency_gid: text(payload.dependency_gid),
   };

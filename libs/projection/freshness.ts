@@ -1,5 +1,5 @@
+import { sql } from 'kysely';
 import type { Db } from '../storage/database.ts';
-import { loadCheckpoint, oldestUnprojected } from './outbox-reader.ts';
 import { FACTS_CHECKPOINT } from './projector.ts';
 
 export interface Freshness {
@@ -9,9 +9,21 @@ export interface Freshness {
   lagMs: number;
 }
 
+/**
+ * One read-only round trip per analytics answer: the oldest fact past the projector's cursor.
+ * A checkpoint that does not exist yet is the start of the outbox, as it is to the projector.
+ */
 export async function projectionFreshness(db: Db, now: Date): Promise<Freshness> {
-  const checkpoint = await loadCheckpoint(db, FACTS_CHECKPOINT);
-  const oldest = await oldestUnprojected(db, checkpoint.cursor);
+  const result = await sql<{ occurred_at: Date | null }>`
+    select (
+      select o.occurred_at from outbox o
+      where (o.xid, o.id) > (coalesce(c.cursor_xid, '0'::xid8), coalesce(c.cursor_id, 0))
+      order by o.xid, o.id
+      limit 1
+    ) as occurred_at
+    from (select 1) as one
+    left join projector_checkpoints c on c.name = ${FACTS_CHECKPOINT}`.execute(db);
+  const oldest = result.rows[0]?.occurred_at ?? null;
   if (!oldest) return { dataAsOf: now, lagMs: 0 };
   return { dataAsOf: oldest, lagMs: Math.max(0, now.getTime() - oldest.getTime()) };
 }

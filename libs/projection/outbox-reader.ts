@@ -118,16 +118,6 @@ export async function commitPending(
     .execute();
 }
 
-/** The oldest fact not yet projected, if any: how far behind the analytics side is. */
-export async function oldestUnprojected(db: Db, cursor: Position): Promise<Date | null> {
-  const result = await sql<{ occurred_at: Date }>`
-    select occurred_at from outbox
-    where (xid, id) > (${cursor.xid}::xid8, ${cursor.id}::bigint)
-    order by xid, id
-    limit 1`.execute(db);
-  return result.rows[0]?.occurred_at ?? null;
-}
-
 /** How many facts wait past the cursor, committed or not yet visible to the projector. */
 export async function countUnprojected(db: Db, cursor: Position): Promise<number> {
   const result = await sql<{ n: string }>`

@@ -1,8 +1,9 @@
 import type { ClickHouseClient } from '@clickhouse/client';
 import type { Kysely } from 'kysely';
 import type { Database } from '../storage/database.ts';
-import { countUnprojected, loadCheckpoint, type Position } from './outbox-reader.ts';
-import { drainOutbox, FACTS_CHECKPOINT } from './projector.ts';
+import { toFactRow } from './fact-rows.ts';
+import { countUnprojected, loadCheckpoint, type Position, readBatch } from './outbox-reader.ts';
+import { dedupToken, FACTS_CHECKPOINT, projectBatch } from './projector.ts';
 
 /** The table a rebuild fills, and its checkpoint; after the swap it holds the old facts, then goes. */
 export const REBUILD_TABLE = 'facts_rebuild';
@@ -28,6 +29,10 @@ export interface RebuildOptions {
  * live batch is pending (so no live insert is in flight) and the rebuild has reached at least
  * the live cursor. The live cursor then moves to the rebuild's, so the live projector carries
  * on exactly where the rebuilt table ends.
+ *
+ * Under a steady stream of writes the outbox is never empty, so the rebuild does not wait for
+ * that: it stops draining at its first short batch, and the swap itself copies the few facts
+ * the live projector got to meanwhile, while it holds the live projector still.
  */
 export async function rebuildFacts(options: RebuildOptions): Promise<{ facts: number }> {
   const { db, clickhouse } = options;
@@ -55,8 +60,8 @@ export async function rebuildFacts(options: RebuildOptions): Promise<{ facts: nu
   };
 
   for (let attempt = 1; ; attempt++) {
-    await drainOutbox(deps);
-    if (await swapIfCaughtUp(db, clickhouse, now())) break;
+    while ((await projectBatch(deps)) >= options.batchSize) {}
+    if (await swapIfCaughtUp(db, clickhouse, now(), options.batchSize)) break;
     if (attempt >= SWAP_ATTEMPTS) {
       throw new Error('the rebuild could not catch up with the live projector; try again');
     }
@@ -71,17 +76,32 @@ async function swapIfCaughtUp(
   db: Kysely<Database>,
   clickhouse: ClickHouseClient,
   now: Date,
+  maxGap: number,
 ): Promise<boolean> {
   return db.transaction().execute(async (trx) => {
     const live = await loadCheckpoint(trx, FACTS_CHECKPOINT, true);
     if (live.pending) return false;
     const rebuilt = await loadCheckpoint(trx, REBUILD_CHECKPOINT);
-    if (rebuilt.pending || comparePositions(rebuilt.cursor, live.cursor) < 0) return false;
+    if (rebuilt.pending) return false;
+    if (comparePositions(rebuilt.cursor, live.cursor) < 0) {
+      // Facts the live projector has already carried: committed, so readable here.
+      const gap = await readBatch(trx, rebuilt.cursor, live.cursor);
+      if (gap.length > maxGap) return false;
+      await clickhouse.insert({
+        table: REBUILD_TABLE,
+        values: gap.map(toFactRow),
+        format: 'JSONEachRow',
+        clickhouse_settings: {
+          insert_deduplication_token: dedupToken(REBUILD_CHECKPOINT, rebuilt.cursor, live.cursor),
+        },
+      });
+    }
+    const cursor = comparePositions(rebuilt.cursor, live.cursor) < 0 ? live.cursor : rebuilt.cursor;
     await trx
       .updateTable('projector_checkpoints')
       .set({
-        cursor_xid: rebuilt.cursor.xid,
-        cursor_id: rebuilt.cursor.id,
+        cursor_xid: cursor.xid,
+        cursor_id: cursor.id,
         projected_at: now,
         updated_at: now,
       })

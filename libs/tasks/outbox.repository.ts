@@ -8,13 +8,19 @@ export type FactKind =
   | 'dependency_added'
   | 'dependency_removed';
 
-/** The task's state after the change, so the analytics side never has to look it up. */
+/**
+ * The task's state after the change, so the analytics side never has to look it up; for a
+ * change of state also what it was before (the `previous_` members).
+ */
 export interface FactPayload {
   name: string;
   project: string | null;
   assignee: string | null;
   status: string;
   previous_status: string | null;
+  previous_project?: string | null;
+  previous_assignee?: string | null;
+  previous_due_on?: string | null;
   due_on: string | null;
   task_created_at: string;
   dependency_gid?: string;

@@ -1,13 +1,18 @@
 import type { Fact, FactKind } from './outbox.repository.ts';
 import type { TaskRow } from './task.repository.ts';
 
-/** A fact describing `task` as it is after the change. */
+/**
+ * A fact describing `task` as it is after the change and, for a change of state, as it was
+ * before it (`previous`): state metrics add the new state and take away the old one, so they
+ * need no replay of each task's history.
+ */
 export function taskFact(
   kind: FactKind,
   task: TaskRow,
   occurredAt: Date,
-  extra: { previousStatus?: string | null; dependencyGid?: string } = {},
+  extra: { previous?: TaskRow; dependencyGid?: string } = {},
 ): Fact {
+  const previous = extra.previous;
   return {
     kind,
     business: task.business,
@@ -18,7 +23,14 @@ export function taskFact(
       project: task.project,
       assignee: task.assignee,
       status: task.status,
-      previous_status: extra.previousStatus ?? null,
+      previous_status: previous?.status ?? null,
+      ...(previous
+        ? {
+            previous_project: previous.project,
+            previous_assignee: previous.assignee,
+            previous_due_on: previous.due_on,
+          }
+        : {}),
       due_on: task.due_on,
       task_created_at: task.created_at.toISOString(),
       ...(extra.dependencyGid ? { dependency_gid: extra.dependencyGid } : {}),

@@ -124,10 +124,9 @@ export async function updateTask(
         changes.completed_at = changes.status === 'completed' ? now : null;
       }
       after = await updateTaskRow(trx, gid, { ...changes, updated_at: now });
-      const previousStatus = before.status;
-      const facts = [taskFact('task_updated', after, now, { previousStatus })];
-      if (after.status === 'completed' && previousStatus !== 'completed') {
-        facts.push(taskFact('task_completed', after, now, { previousStatus }));
+      const facts = [taskFact('task_updated', after, now, { previous: before })];
+      if (after.status === 'completed' && before.status !== 'completed') {
+        facts.push(taskFact('task_completed', after, now, { previous: before }));
       }
       await appendFacts(trx, facts);
       wroteFacts = true;
@@ -167,7 +166,7 @@ export async function deleteTask(
         taskFact('dependency_removed', dependent, now, { dependencyGid: edge.dependency_gid }),
       );
     }
-    facts.push(taskFact('task_deleted', task, now, { previousStatus: task.status }));
+    facts.push(taskFact('task_deleted', task, now, { previous: task }));
     await deleteTaskRow(trx, gid);
     await appendFacts(trx, facts);
     await options.beforeCommit?.(trx, task);
