@@ -1,4 +1,5 @@
-// `npm run bench -- dependents [--dependents 100000] [--seconds 5] [--cpu-profile DIR]` on the
+// `npm run bench -- dependents [--dependents 100000] [--seconds 5] [--only pages|create]
+// [--cpu-profile DIR]` on the
 // machine's Postgres (TEST_POSTGRES_URL overrides). A task with 100,000 dependents: first and
 // middle pages at limit=100, concurrency 8 and 32, through HTTP (autocannon) against the same
 // statements sent straight to Postgres with pg (the ceiling). Then task creation (with its
@@ -49,6 +50,7 @@ export async function run(args: string[]): Promise<void> {
   const dataDir = await fs.mkdtemp(path.join(os.tmpdir(), 'cairn-bench-'));
   const db = await openPostgres({ url: url.toString() });
   let child: ChildProcess | undefined;
+  let pool: pg.Pool | undefined;
   try {
     await migratePostgres(db.db);
     await sql`insert into tasks (gid, business, name) values ('root', 'bench', 'root')`.execute(
@@ -63,6 +65,8 @@ export async function run(args: string[]): Promise<void> {
       db.db,
     );
     await sql`analyze`.execute(db.db);
+    // Flush the set-up's dirty pages now, or a checkpoint lands on the measured writes later.
+    await sql`checkpoint`.execute(db.db);
     const middleId = (
       await sql<{ id: number }>`select id from task_dependencies where dependency_gid = 'root'
         order by id offset ${Math.floor(count / 2)} limit 1`.execute(db.db)
@@ -91,7 +95,7 @@ export async function run(args: string[]): Promise<void> {
     );
     child = started.child;
     const headers = { authorization: `Bearer ${token}` };
-    const pool = new pg.Pool({ connectionString: url.toString(), max: 10 });
+    pool = new pg.Pool({ connectionString: url.toString(), max: 10 });
     // A cold server spends its first seconds compiling hot paths; measure it warm.
     await autocannon({
       url: `${started.url}/api/v1/tasks/root/dependents?limit=100`,
@@ -99,66 +103,14 @@ export async function run(args: string[]): Promise<void> {
       duration: 2,
       headers,
     });
+    const onlyAt = args.indexOf('--only');
+    const only = onlyAt >= 0 ? args[onlyAt + 1] : undefined;
+    const target = { url: started.url, pid: child.pid, headers, pool, seconds };
     console.log(`dependents of one task: ${count}; ${seconds} s per figure; limit=100`);
-    console.log('page   conc  service req/s  p50 ms  p99 ms  raw pg req/s  ratio');
-    for (const [label, after] of [
-      ['first', 0],
-      ['middle', middleId],
-    ] as const) {
-      const query = label === 'first' ? '' : `&offset=${encodeURIComponent(middle)}`;
-      for (const connections of [8, 32]) {
-        const httpCpu = startCpuSplit(child.pid);
-        const http = await autocannon({
-          url: `${started.url}/api/v1/tasks/root/dependents?limit=100${query}`,
-          connections,
-          duration: seconds,
-          headers,
-        });
-        if (http.non2xx > 0) throw new Error(`${http.non2xx} non-2xx answers`);
-        const httpSplit = httpCpu();
-        const rawCpu = startCpuSplit(undefined);
-        const raw = await rawRate(pool, connections, seconds, async (client) => {
-          await client.query(PAGE_SQL, [after, 101, 'root']);
-        });
-        const rate = http.requests.average;
-        console.log(
-          `${label.padEnd(6)} ${String(connections).padStart(4)}  ${rate.toFixed(0).padStart(13)}  ${String(http.latency.p50).padStart(6)}  ${String(http.latency.p99).padStart(6)}  ${raw.toFixed(0).padStart(12)}  ${(rate / raw).toFixed(2)}   service: ${formatSplit(httpSplit)}; raw: ${formatSplit(rawCpu())}`,
-        );
-      }
-    }
-    const createCpu = startCpuSplit(child.pid);
-    const create = await autocannon({
-      url: `${started.url}/api/v1/tasks`,
-      method: 'POST',
-      connections: 32,
-      duration: seconds,
-      headers: { ...headers, 'content-type': 'application/json' },
-      body: JSON.stringify({ business: 'bench', name: 'created by the benchmark', project: 'p' }),
-    });
-    if (create.non2xx > 0) throw new Error(`${create.non2xx} non-2xx answers`);
-    const createSplit = createCpu();
-    const insertCpu = startCpuSplit(undefined);
-    let n = 0;
-    const rawInsert = await rawRate(pool, 32, seconds, async (client) => {
-      const gid = `raw-${process.pid}-${n++}`;
-      await client.query('begin');
-      await client.query(
-        `insert into tasks (gid, business, name, project, status, created_at, updated_at)
-         values ($1, 'bench', 'raw', 'p', 'open', now(), now())`,
-        [gid],
-      );
-      await client.query(
-        `insert into outbox (kind, business, task_gid, payload, occurred_at)
-         values ('task_created', 'bench', $1, $2, now())`,
-        [gid, JSON.stringify({ name: 'raw', status: 'open' })],
-      );
-      await client.query('commit');
-    });
-    console.log(
-      `task creation, conc 32: service ${create.requests.average.toFixed(0)} req/s (p50 ${create.latency.p50} ms, p99 ${create.latency.p99} ms); raw insert transaction ${rawInsert.toFixed(0)} tx/s; ratio ${(create.requests.average / rawInsert).toFixed(2)}\n  service: ${formatSplit(createSplit)}; raw: ${formatSplit(insertCpu())}`,
-    );
-    await pool.end();
+    if (only !== 'create') await pageFigures(target, middleId, middle);
+    if (only !== 'pages') await creationFigures(target);
   } finally {
+    await pool?.end();
     child?.kill('SIGTERM');
     await db.close();
     await database.drop();
@@ -166,29 +118,120 @@ export async function run(args: string[]): Promise<void> {
   }
 }
 
-/** `workers` loops, each on its own pooled connection, for `seconds`: operations per second. */
+interface Target {
+  url: string;
+  pid: number | undefined;
+  headers: Record<string, string>;
+  pool: pg.Pool;
+  seconds: number;
+}
+
+/** First and middle pages through the service, each beside the same statement sent raw. */
+async function pageFigures(target: Target, middleId: number, middle: string): Promise<void> {
+  console.log('page   conc  service req/s  p50 ms  p99 ms  raw pg req/s  p50 ms  p99 ms  ratio');
+  for (const [label, after] of [
+    ['first', 0],
+    ['middle', middleId],
+  ] as const) {
+    const query = label === 'first' ? '' : `&offset=${encodeURIComponent(middle)}`;
+    for (const connections of [8, 32]) {
+      const httpCpu = startCpuSplit(target.pid);
+      const http = await autocannon({
+        url: `${target.url}/api/v1/tasks/root/dependents?limit=100${query}`,
+        connections,
+        duration: target.seconds,
+        headers: target.headers,
+      });
+      if (http.non2xx > 0) throw new Error(`${http.non2xx} non-2xx answers`);
+      const httpSplit = httpCpu();
+      const rawCpu = startCpuSplit(undefined);
+      const raw = await rawRate(target.pool, connections, target.seconds, async (client) => {
+        await client.query(PAGE_SQL, [after, 101, 'root']);
+      });
+      const rate = http.requests.average;
+      const cells = [
+        label.padEnd(6),
+        String(connections).padStart(4),
+        rate.toFixed(0).padStart(13),
+        String(http.latency.p50).padStart(6),
+        String(http.latency.p99).padStart(6),
+        raw.rate.toFixed(0).padStart(12),
+        raw.p50.toFixed(1).padStart(6),
+        raw.p99.toFixed(1).padStart(6),
+        (rate / raw.rate).toFixed(2).padStart(5),
+      ];
+      console.log(
+        `${cells.join('  ')}   service: ${formatSplit(httpSplit)}; raw: ${formatSplit(rawCpu())}`,
+      );
+    }
+  }
+}
+
+/** Task creation (task row and its outbox fact) against the raw insert transaction. */
+async function creationFigures(target: Target): Promise<void> {
+  const createCpu = startCpuSplit(target.pid);
+  const create = await autocannon({
+    url: `${target.url}/api/v1/tasks`,
+    method: 'POST',
+    connections: 32,
+    duration: target.seconds,
+    headers: { ...target.headers, 'content-type': 'application/json' },
+    body: JSON.stringify({ business: 'bench', name: 'created by the benchmark', project: 'p' }),
+  });
+  if (create.non2xx > 0) throw new Error(`${create.non2xx} non-2xx answers`);
+  const createSplit = createCpu();
+  const insertCpu = startCpuSplit(undefined);
+  let n = 0;
+  const raw = await rawRate(target.pool, 32, target.seconds, async (client) => {
+    const gid = `raw-${process.pid}-${n++}`;
+    await client.query('begin');
+    await client.query(
+      `insert into tasks (gid, business, name, project, status, created_at, updated_at)
+       values ($1, 'bench', 'raw', 'p', 'open', now(), now())`,
+      [gid],
+    );
+    await client.query(
+      `insert into outbox (kind, business, task_gid, payload, occurred_at)
+       values ('task_created', 'bench', $1, $2, now())`,
+      [gid, JSON.stringify({ name: 'raw', status: 'open' })],
+    );
+    await client.query('commit');
+  });
+  console.log(
+    `task creation, conc 32: service ${create.requests.average.toFixed(0)} req/s (p50 ${create.latency.p50} ms, p99 ${create.latency.p99} ms); raw insert transaction ${raw.rate.toFixed(0)} tx/s (p50 ${raw.p50.toFixed(1)} ms, p99 ${raw.p99.toFixed(1)} ms); ratio ${(create.requests.average / raw.rate).toFixed(2)}\n  service: ${formatSplit(createSplit)}; raw: ${formatSplit(insertCpu())}`,
+  );
+}
+
+/**
+ * `workers` loops, each on its own pooled connection, for `seconds`: operations per second and
+ * each operation's latency, timed as autocannon times a request (from send to answer).
+ */
 async function rawRate(
   pool: pg.Pool,
   workers: number,
   seconds: number,
   operation: (client: pg.PoolClient) => Promise<void>,
-): Promise<number> {
+): Promise<{ rate: number; p50: number; p99: number }> {
   const deadline = Date.now() + seconds * 1000;
-  let done = 0;
+  const latencies: number[] = [];
   await Promise.all(
     Array.from({ length: workers }, async () => {
       while (Date.now() < deadline) {
+        const started = performance.now();
         const client = await pool.connect();
         try {
           await operation(client);
         } finally {
           client.release();
         }
-        done++;
+        latencies.push(performance.now() - started);
       }
     }),
   );
-  return done / seconds;
+  latencies.sort((a, b) => a - b);
+  const at = (p: number) =>
+    latencies[Math.min(latencies.length - 1, Math.floor(p * latencies.length))] ?? Number.NaN;
+  return { rate: latencies.length / seconds, p50: at(0.5), p99: at(0.99) };
 }
 
 async function startChild(databaseUrl: string, dataDir: string, profileDir?: string) {

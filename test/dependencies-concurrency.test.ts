@@ -6,6 +6,7 @@ import { migratePostgres } from '../libs/storage/postgres-migrations.ts';
 import {
   addDependencies,
   type DependencyDeps,
+  edgeCursorPosition,
   listEdges,
   removeDependency,
 } from '../libs/tasks/dependency.service.ts';
@@ -109,7 +110,8 @@ describe.each(['postgres', 'pglite'] as const)(
       const seen: string[] = [];
       let offset: string | undefined;
       for (;;) {
-        const page = await listEdges(deps, 'dependents', root, { limit: 7, offset }, principal);
+        const afterId = edgeCursorPosition(deps, 'dependents', root, offset);
+        const page = await listEdges(deps, 'dependents', root, { limit: 7, afterId }, principal);
         seen.push(...page.rows.map((row) => row.gid));
         // Let the writer in between pages.
         await new Promise((resolve) => setTimeout(resolve, 5));

@@ -7,6 +7,7 @@ import { migratePostgres } from '../libs/storage/postgres-migrations.ts';
 import {
   addDependencies,
   type DependencyDeps,
+  edgeCursorPosition,
   listEdges,
   removeDependency,
 } from '../libs/tasks/dependency.service.ts';
@@ -141,7 +142,8 @@ describe.each(['postgres', 'pglite'] as const)(
       const out: string[] = [];
       let offset: string | undefined;
       do {
-        const page = await listEdges(deps, listing, gid, { limit: 2, offset }, principal);
+        const afterId = edgeCursorPosition(deps, listing, gid, offset);
+        const page = await listEdges(deps, listing, gid, { limit: 2, afterId }, principal);
         out.push(...page.rows.map((row) => row.gid));
         offset = page.nextOffset ?? undefined;
       } while (offset);

@@ -13,7 +13,7 @@ describe('write → outbox → projector → ClickHouse → query', () => {
     setup = await testConfig();
     cairn = await startCairn({ config: setup.config });
     base = cairn.url!;
-    auth = await authHeader(cairn, { businesses: ['e2e', 'burst'] });
+    auth = await authHeader(cairn, { businesses: ['e2e', 'burst', 'far'] });
   });
   afterAll(async () => {
     await cairn.close();
@@ -85,5 +85,51 @@ describe('write → outbox → projector → ClickHouse → query', () => {
       headers: auth,
     });
     expect(week.body.data).toEqual([{ tasks_created: 25 }]);
+  });
+
+  it('keeps due dates far in the past and future exact, and refuses those it cannot hold', async () => {
+    for (const [due_on, edge] of [
+      ['1950-06-01', 'past'],
+      ['2250-01-01', 'future'],
+      ['1900-01-01', 'first'],
+      ['2299-12-31', 'last'],
+    ]) {
+      const res = await http(base, 'POST', '/api/v1/tasks', {
+        body: { business: 'far', name: `due ${edge}`, due_on },
+        headers: auth,
+      });
+      expect(res.status).toBe(201);
+    }
+    for (const [due_on, type] of [
+      ['1899-12-31', 'greater_than_equal'],
+      ['2300-01-01', 'less_than_equal'],
+    ]) {
+      const res = await http(base, 'POST', '/api/v1/tasks', {
+        body: { business: 'far', name: 'out of range', due_on },
+        headers: auth,
+      });
+      expect(res.status).toBe(422);
+      expect(res.body.detail).toEqual([expect.objectContaining({ loc: ['body', 'due_on'], type })]);
+    }
+    // A Date column would clamp 1950 to 1970 and 2250 to 2149; the overdue count would hold,
+    // but the stored dates below would not.
+    const answer = await waitFor(async () => {
+      const res = await http(base, 'POST', '/api/v1/query', {
+        body: { metrics: ['open_tasks', 'overdue_tasks'], period: 'today', business: 'far' },
+        headers: auth,
+      });
+      return res.body.data?.[0]?.open_tasks === 4 ? res.body : undefined;
+    });
+    expect(answer.data).toEqual([{ open_tasks: 4, overdue_tasks: 2 }]);
+    const rows = await cairn.engines.clickhouse.client.query({
+      query: "SELECT toString(due_on) AS due_on FROM facts WHERE business = 'far' ORDER BY due_on",
+      format: 'JSONEachRow',
+    });
+    expect(await rows.json()).toEqual([
+      { due_on: '1900-01-01' },
+      { due_on: '1950-06-01' },
+      { due_on: '2250-01-01' },
+      { due_on: '2299-12-31' },
+    ]);
   });
 });

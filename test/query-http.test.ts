@@ -29,6 +29,7 @@ describe('POST /api/v1/query and GET /api/v1/query/catalog over HTTP', () => {
     [{ metrics: ['tasks_created'], dimensions: ['colour'] }, ['body', 'dimensions', 0], 'enum'],
     [{ metrics: ['tasks_created'], period: 'fortnight' }, ['body', 'period'], 'enum'],
     [{ metrics: ['tasks_created'], timezone: 'Mars/Olympus' }, ['body', 'timezone'], 'timezone'],
+    [{ metrics: ['tasks_created'], timezone: '+05:30' }, ['body', 'timezone'], 'timezone'],
     [{ metrics: ['tasks_created'], colour: 'red' }, ['body', 'colour'], 'extra_forbidden'],
     [{ metrics: 'tasks_created' }, ['body', 'metrics'], 'list_type'],
     [{ metrics: ['tasks_created'], limit: 51 }, ['body', 'limit'], 'less_than_equal'],
@@ -107,6 +108,19 @@ describe('POST /api/v1/query and GET /api/v1/query/catalog over HTTP', () => {
       'open_tasks',
       'completion_rate',
     ]);
+  });
+
+  it('accepts any spelling of a zone and runs it under its IANA name', async () => {
+    // ClickHouse loads zones by exact name: 'utc' there is an error, not UTC.
+    for (const [sent, resolved] of [
+      ['utc', 'UTC'],
+      ['europe/paris', 'Europe/Paris'],
+      ['US/Pacific', 'America/Los_Angeles'],
+    ]) {
+      const res = await query({ metrics: ['tasks_created'], dimensions: ['day'], timezone: sent });
+      expect(res.status).toBe(200);
+      expect(res.body.metadata.query.period.timezone).toBe(resolved);
+    }
   });
 
   it('serves the catalog with descriptions and units, never SQL', async () => {

@@ -99,6 +99,12 @@ describe('GET /api/v1/tasks', () => {
     expect(own.body.data.map((t: { name: string }) => t.name)).toEqual(['hidden']);
   });
 
+  it('answers the last page there can be, empty', async () => {
+    const res = await list('?page=2147483647&per_page=100');
+    expect(res.status).toBe(200);
+    expect(res.body.data).toEqual([]);
+  });
+
   it('refuses unknown filters, unknown sort fields and bad values at their query loc', async () => {
     const cases: Array<[string, Array<string>, string]> = [
       ['?per_page=101', ['query', 'per_page'], 'less_than_equal'],
@@ -112,6 +118,9 @@ describe('GET /api/v1/tasks', () => {
       ['?created_at[gt]=2026-01-01T00:00:00Z', ['query', 'created_at[gt]'], 'extra_forbidden'],
       ['?created_at[gte]=yesterday', ['query', 'created_at[gte]'], 'datetime_parsing'],
       ['?due_on[lt]=2026-13-01', ['query', 'due_on[lt]'], 'date_parsing'],
+      // Past a Postgres bigint row offset, and text Postgres cannot hold.
+      ['?page=2147483648', ['query', 'page'], 'less_than_equal'],
+      ['?project=a%00b', ['query', 'project'], 'string_nul'],
     ];
     for (const [query, loc, type] of cases) {
       const res = await list(query);

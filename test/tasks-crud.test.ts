@@ -109,6 +109,15 @@ describe('tasks: create, read, update, delete', () => {
       headers: auth,
     });
     expect(long.body.detail[0]).toMatchObject({ loc: ['body', 'name'], type: 'string_too_long' });
+    // Postgres text cannot hold U+0000: refused at its place, not failed in the write.
+    const nul = await http(base, 'PUT', `/api/v1/tasks/${task.gid}`, {
+      body: { name: 'a\u0000b', project: 'fine' },
+      headers: auth,
+    });
+    expect(nul.status).toBe(422);
+    expect(nul.body.detail).toEqual([
+      expect.objectContaining({ loc: ['body', 'name'], type: 'string_nul' }),
+    ]);
     const moved = await http(base, 'PUT', `/api/v1/tasks/${task.gid}`, {
       body: { business: 'globex' },
       headers: auth,

@@ -91,14 +91,24 @@ function dayRange(name: PeriodName, today: Day): [Day | null, Day] {
   }
 }
 
-export function isValidTimezone(timezone: string): boolean {
+/**
+ * The IANA name a time zone is known by, or null when there is none. Names are matched without
+ * regard to case and old aliases resolve (`utc` → `UTC`, `US/Pacific` →
+ * `America/Los_Angeles`), since ClickHouse loads zones by their exact name. Offsets such as
+ * `+05:30`, which newer runtimes accept, are not IANA names and are refused.
+ */
+export function canonicalTimezone(timezone: string): string | null {
+  let name: string;
   try {
-    new Intl.DateTimeFormat('en-US', { timeZone: timezone });
-    return true;
+    // Building a formatter is the check, and a costly one: keep it for the period maths.
+    name = formatter(timezone).resolvedOptions().timeZone;
   } catch {
-    return false;
+    return null;
   }
+  return IANA_NAME.test(name) ? name : null;
 }
+
+const IANA_NAME = /^[A-Za-z][A-Za-z_]*(\/[A-Za-z0-9_+-]+)*$/;
 
 export const dayOf = (year: number, month: number, date: number): Day =>
   Math.floor(Date.UTC(year, month - 1, date) / MS_PER_DAY);
@@ -111,10 +121,18 @@ export function civil(day: Day): { year: number; month: number } {
 /** 0 = Sunday … 6 = Saturday. */
 export const weekday = (day: Day): number => new Date(day * MS_PER_DAY).getUTCDay();
 
+/**
+ * Formatters by zone name as sent. Names are case-insensitive, so callers could send endless
+ * spellings of valid zones: the map is bounded, dropping its oldest entry when full.
+ */
 const formatters = new Map<string, Intl.DateTimeFormat>();
+const MAX_FORMATTERS = 1000;
 function formatter(timezone: string): Intl.DateTimeFormat {
   let format = formatters.get(timezone);
   if (!format) {
+    if (formatters.size >= MAX_FORMATTERS) {
+      formatters.delete(formatters.keys().next().value as string);
+    }
     format = new Intl.DateTimeFormat('en-US', {
       timeZone: timezone,
       hourCycle: 'h23',

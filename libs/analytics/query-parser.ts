@@ -1,6 +1,6 @@
 import { ValidationError, type ValidationIssue } from '../platform/errors.ts';
 import { DIMENSIONS, type DimensionName, type MetricName } from './catalog.ts';
-import { DEFAULT_PERIOD, isValidTimezone, type PeriodName } from './period.ts';
+import { canonicalTimezone, DEFAULT_PERIOD, type PeriodName } from './period.ts';
 import { LIMIT_CEILING } from './query.schema.ts';
 
 export type FilterOp = 'eq' | 'neq' | 'in' | 'not_in';
@@ -50,11 +50,12 @@ export interface ParseOptions {
 /** Checks what a JSON schema cannot express, reporting every problem at its own `loc`. */
 export function parseQuery(request: QueryRequest, options: ParseOptions = {}): AnalyticsQuery {
   const issues: ValidationIssue[] = [];
-  const timezone = request.timezone ?? 'UTC';
-  if (!isValidTimezone(timezone)) {
+  const resolvedZone = canonicalTimezone(request.timezone ?? 'UTC');
+  const timezone = resolvedZone ?? 'UTC';
+  if (resolvedZone === null) {
     issues.push({
       loc: ['body', 'timezone'],
-      msg: `Unknown time zone '${timezone}'; use an IANA name such as 'Europe/Paris'`,
+      msg: `Unknown time zone '${request.timezone}'; use an IANA name such as 'Europe/Paris'`,
       type: 'timezone',
     });
   }

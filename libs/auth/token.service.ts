@@ -4,7 +4,7 @@ import type { Database } from '../storage/database.ts';
 import type { Principal, TokenKind } from './principal.ts';
 import { findTokenByHash, insertToken, type TokenRow } from './token.repository.ts';
 import type { TokenCache } from './token-cache.ts';
-import { generateToken, generateTokenId, hashSecret, secretsEqual } from './token-secret.ts';
+import { digestsEqual, generateToken, generateTokenId, hashSecret } from './token-secret.ts';
 
 export interface NewTokenInput {
   name: string;
@@ -67,6 +67,13 @@ export function toTokenView(row: TokenRow): Omit<IssuedToken, 'token'> {
   };
 }
 
+let master: { key: string; digest: string } | undefined;
+/** The master key is the same for the life of the process: digest it once. */
+function masterDigest(key: string): string {
+  if (master?.key !== key) master = { key, digest: hashSecret(key) };
+  return master.digest;
+}
+
 /**
  * Turns an Authorization header into a principal. A revoked token stops working at once on
  * every instance: the cache (when given) is emptied by each revocation (see token-cache.ts).
@@ -82,9 +89,9 @@ export async function authenticate(
   const match = /^Bearer\s+(\S+)\s*$/i.exec(header);
   if (!match?.[1])
     return { kind: 'invalid', reason: 'The Authorization header must be "Bearer <token>".' };
-  const secret = match[1];
-  if (masterKey && secretsEqual(secret, masterKey)) return { kind: 'master' };
-  const hash = hashSecret(secret);
+  // One digest serves both the master key comparison and the token look-up.
+  const hash = hashSecret(match[1]);
+  if (masterKey && digestsEqual(hash, masterDigest(masterKey))) return { kind: 'master' };
   let row = cache?.get(hash, now.getTime());
   if (!row) {
     row = await findTokenByHash(db, hash);

@@ -25,10 +25,12 @@ export interface RequestContext {
 /** Called by a write use case inside its transaction, just before commit. */
 export type BeforeCommit<T> = (trx: Transaction<Database>, result: T) => Promise<void>;
 
-export interface RouteInput<P, Q, B> {
+export interface RouteInput<P, Q, B, C = Record<string, never>> {
   params: P;
   query: Q;
   body: B;
+  /** What the route's `checks` derived (a decoded cursor), so nothing is decoded twice. */
+  checked: C;
   ctx: RequestContext;
 }
 
@@ -43,7 +45,7 @@ export interface RouteResult {
  * declarations drive validation, the router and the API description.
  */
 // biome-ignore lint/suspicious/noExplicitAny: a route table mixes handlers of different input types; each is checked where defined.
-export interface Route<P = any, Q = any, B = any> {
+export interface Route<P = any, Q = any, B = any, C = any> {
   method: Method;
   /** Express path template, e.g. `/api/v1/tasks/:gid`; also the metrics label. */
   path: string;
@@ -56,18 +58,20 @@ export interface Route<P = any, Q = any, B = any> {
   query?: JsonSchema;
   body?: JsonSchema;
   /**
-   * Checks beyond the schemas (a signed cursor, a field list) on the raw path and query. They
-   * run even when a schema check failed, so one answer lists every bad input.
+   * Checks beyond the schemas (a signed cursor, a field list) on the raw path and query, each
+   * named by the value it derives, which the handler receives as `checked`. They run even when
+   * a schema check failed, so one answer lists every bad input.
    */
-  checks?: (raw: {
-    params: Record<string, unknown>;
-    query: Record<string, unknown>;
-  }) => Array<() => unknown>;
+  checks?: (raw: { params: Record<string, unknown>; query: Record<string, unknown> }) => {
+    [K in keyof C]: () => C[K];
+  };
   successStatus: number;
   response?: JsonSchema;
-  handle(input: RouteInput<P, Q, B>): Promise<RouteResult>;
+  handle(input: RouteInput<P, Q, B, C>): Promise<RouteResult>;
 }
 
-export function defineRoute<P, Q, B>(route: Route<P, Q, B>): Route<P, Q, B> {
+export function defineRoute<P, Q, B, C = Record<string, never>>(
+  route: Route<P, Q, B, C>,
+): Route<P, Q, B, C> {
   return route;
 }

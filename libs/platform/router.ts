@@ -19,6 +19,8 @@ export function mountRoutes(app: express.Express, routes: Route[], idempotency: 
       let params: unknown = req.params;
       let query: unknown = {};
       let body: unknown;
+      const checked: Record<string, unknown> = {};
+      const checks = Object.entries(route.checks?.({ params: req.params, query: req.query }) ?? {});
       const issues = gatherIssues([
         () => {
           if (route.params) params = validate(route.params, { ...req.params }, 'path');
@@ -29,7 +31,9 @@ export function mountRoutes(app: express.Express, routes: Route[], idempotency: 
         () => {
           if (route.body) body = validate(route.body, req.body, 'body');
         },
-        ...(route.checks?.({ params: req.params, query: req.query }) ?? []),
+        ...checks.map(([name, check]) => () => {
+          checked[name] = (check as () => unknown)();
+        }),
       ]);
       if (issues.length > 0) throw new ValidationError(issues);
       const controller = new AbortController();
@@ -45,6 +49,7 @@ export function mountRoutes(app: express.Express, routes: Route[], idempotency: 
             params,
             query,
             body,
+            checked,
             ctx: { requestId: req.requestId, principal, signal: controller.signal, recordResponse },
           }),
       );

@@ -27,8 +27,47 @@ export function validate<T>(schema: JsonSchema, value: unknown, location: Locati
   if (value === undefined && location === 'body') {
     throw ValidationError.at(['body'], 'Field required', 'missing');
   }
-  if (check(value)) return value as T;
-  throw new ValidationError(toIssues(check.errors ?? [], location));
+  const valid = check(value);
+  const issues = [
+    ...(valid ? [] : toIssues(check.errors ?? [], location)),
+    ...nulIssues(value, [location]),
+  ];
+  if (issues.length === 0) return value as T;
+  throw new ValidationError(issues);
+}
+
+/**
+ * Postgres text cannot hold U+0000, so a string carrying one would fail deep inside a write or
+ * a filter; it is refused here, at its own location, for every input alike.
+ */
+function nulIssues(value: unknown, path: Array<string | number>): ValidationIssue[] {
+  if (typeof value === 'string') {
+    return value.includes('\u0000')
+      ? [
+          {
+            loc: path,
+            msg: 'String should not contain the NUL character (U+0000)',
+            type: 'string_nul',
+          },
+        ]
+      : [];
+  }
+  if (Array.isArray(value)) return value.flatMap((item, i) => nulIssues(item, [...path, i]));
+  if (typeof value === 'object' && value !== null) {
+    return Object.entries(value).flatMap(([key, item]) => [
+      ...(key.includes('\u0000')
+        ? [
+            {
+              loc: [...path, key],
+              msg: 'Keys should not contain the NUL character (U+0000)',
+              type: 'string_nul',
+            },
+          ]
+        : []),
+      ...nulIssues(item, [...path, key]),
+    ]);
+  }
+  return [];
 }
 
 function toIssues(errors: ErrorObject[], location: Location): ValidationIssue[] {
@@ -103,6 +142,18 @@ function toIssue(error: ErrorObject, location: Location): ValidationIssue {
       return {
         loc: path,
         msg: `Input should be less than or equal to ${params.limit}`,
+        type: 'less_than_equal',
+      };
+    case 'formatMinimum':
+      return {
+        loc: path,
+        msg: `Input should be on or after ${params.limit}`,
+        type: 'greater_than_equal',
+      };
+    case 'formatMaximum':
+      return {
+        loc: path,
+        msg: `Input should be on or before ${params.limit}`,
         type: 'less_than_equal',
       };
     case 'exclusiveMinimum':

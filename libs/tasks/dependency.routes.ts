@@ -36,8 +36,14 @@ function parseOptFields(raw: string | undefined): OptField[] {
   return [...new Set(fields as OptField[])];
 }
 
+interface EdgeListChecked {
+  optFields: OptField[];
+  /** The keyset position `offset` names; 0 for the first page. */
+  afterId: number;
+}
+
 function edgeListRoute(deps: DependencyDeps, listing: EdgeListing): Route {
-  return defineRoute<{ gid: string }, EdgeListQuery, unknown>({
+  return defineRoute<{ gid: string }, EdgeListQuery, unknown, EdgeListChecked>({
     method: 'get',
     path: `/api/v1/tasks/:gid/${listing}`,
     operationId: listing === 'dependents' ? 'listDependents' : 'listDependencies',
@@ -49,28 +55,27 @@ function edgeListRoute(deps: DependencyDeps, listing: EdgeListing): Route {
     scope: 'workflows:read',
     params: gidParams,
     query: edgeListQuery,
-    checks: ({ params, query }) => [
-      () => parseOptFields(typeof query.opt_fields === 'string' ? query.opt_fields : undefined),
-      () => {
-        if (typeof query.offset === 'string' && typeof params.gid === 'string') {
-          decodeCursor(deps.cursorKey, query.offset, { listing, taskGid: params.gid });
-        }
-      },
-    ],
+    checks: ({ params, query }) => ({
+      optFields: () =>
+        parseOptFields(typeof query.opt_fields === 'string' ? query.opt_fields : undefined),
+      afterId: () =>
+        typeof query.offset === 'string' && typeof params.gid === 'string'
+          ? decodeCursor(deps.cursorKey, query.offset, { listing, taskGid: params.gid })
+          : 0,
+    }),
     successStatus: 200,
     response: edgeListResponse,
-    async handle({ params, query, ctx }) {
-      const optFields = parseOptFields(query.opt_fields);
+    async handle({ params, query, checked, ctx }) {
       const page = await listEdges(
         deps,
         listing,
         params.gid,
-        { ...query, columns: optFields },
+        { limit: query.limit, afterId: checked.afterId, columns: checked.optFields },
         ctx.principal,
       );
       return {
         body: {
-          data: page.rows.map((row) => toCompactTaskView(row, optFields)),
+          data: page.rows.map((row) => toCompactTaskView(row, checked.optFields)),
           meta: responseMeta(ctx.requestId),
           pagination: { limit: query.limit, has_more: page.hasMore, next_offset: page.nextOffset },
         },

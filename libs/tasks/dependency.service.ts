@@ -135,23 +135,30 @@ export interface EdgeListPage {
   nextOffset: string | null;
 }
 
+/** The keyset position a `next_offset` cursor names (0 for none), or a 422 on `offset`. */
+export function edgeCursorPosition(
+  deps: Pick<DependencyDeps, 'cursorKey'>,
+  listing: EdgeListing,
+  gid: string,
+  offset: string | undefined,
+): number {
+  return offset === undefined ? 0 : decodeCursor(deps.cursorKey, offset, { listing, taskGid: gid });
+}
+
 /**
- * One page of a task's dependents or dependencies. Keyset on the edge id: every dependent that
+ * One page of a task's dependents or dependencies, after the edge `afterId` (see
+ * `edgeCursorPosition`). Keyset on the edge id: every dependent that
  * exists for the whole walk is returned exactly once, whatever is added or removed meanwhile.
  */
 export async function listEdges(
   deps: DependencyDeps,
   listing: EdgeListing,
   gid: string,
-  page: { limit: number; offset?: string | undefined; columns?: readonly TaskColumn[] },
+  page: { limit: number; afterId: number; columns?: readonly TaskColumn[] },
   principal: Principal,
 ): Promise<EdgeListPage> {
-  const afterId =
-    page.offset === undefined
-      ? 0
-      : decodeCursor(deps.cursorKey, page.offset, { listing, taskGid: gid });
   const found = await edgePage(deps.db, listing, gid, {
-    afterId,
+    afterId: page.afterId,
     limit: page.limit + 1,
     columns: page.columns ?? [],
   });

@@ -1,5 +1,6 @@
 import type { JsonSchema } from '../platform/validation.ts';
 import { TASK_STATUSES } from '../storage/database.ts';
+import { dueDate } from './task.schemas.ts';
 
 export const TASK_SORT_FIELDS = ['created_at', 'updated_at', 'name', 'due_on'] as const;
 export type TaskSortField = (typeof TASK_SORT_FIELDS)[number];
@@ -21,13 +22,15 @@ export interface TaskCollectionQuery {
 }
 
 const text = { type: 'string', minLength: 1, maxLength: 200 };
-const instant = { type: 'string', format: 'date-time' };
-const day = { type: 'string', format: 'date' };
+// Postgres has no year 0; every later instant a filter can name is fine.
+const instant = { type: 'string', format: 'date-time', formatMinimum: '0001-01-01T00:00:00Z' };
+const day = dueDate;
 
 export const taskCollectionQuery: JsonSchema = {
   type: 'object',
   properties: {
-    page: { type: 'integer', minimum: 1, default: 1 },
+    // Bounded so that the row offset, (page - 1) × per_page, stays a Postgres bigint.
+    page: { type: 'integer', minimum: 1, maximum: 2_147_483_647, default: 1 },
     per_page: { type: 'integer', minimum: 1, maximum: 100, default: 20 },
     sort: { type: 'string', enum: TASK_SORT_FIELDS, default: 'created_at' },
     order: { type: 'string', enum: ['asc', 'desc'], default: 'desc' },

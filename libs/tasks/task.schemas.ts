@@ -11,6 +11,18 @@ export const gidParams: JsonSchema = {
 };
 
 const name = { type: 'string', minLength: 1, maxLength: 500 };
+
+/**
+ * Due dates the analytics side can hold exactly: ClickHouse's Date32 spans these years. A date
+ * outside is refused rather than stored here and wrapped around there.
+ */
+export const dueDate = {
+  type: 'string',
+  format: 'date',
+  formatMinimum: '1900-01-01',
+  formatMaximum: '2299-12-31',
+} as const;
+const dueOn = { ...dueDate, type: ['string', 'null'] };
 const label = { type: ['string', 'null'], minLength: 1, maxLength: 200 };
 
 export const createTaskBody: JsonSchema = {
@@ -21,7 +33,7 @@ export const createTaskBody: JsonSchema = {
     project: label,
     assignee: label,
     status: { type: 'string', enum: TASK_STATUSES },
-    due_on: { type: ['string', 'null'], format: 'date' },
+    due_on: dueOn,
   },
   required: ['business', 'name'],
   additionalProperties: false,
@@ -36,7 +48,7 @@ export const updateTaskBody: JsonSchema = {
     project: label,
     assignee: label,
     status: { type: 'string', enum: TASK_STATUSES },
-    due_on: { type: ['string', 'null'], format: 'date' },
+    due_on: dueOn,
   },
   additionalProperties: false,
 };

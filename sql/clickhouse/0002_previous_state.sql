@@ -5,4 +5,4 @@
 ALTER TABLE facts
     ADD COLUMN IF NOT EXISTS previous_project String DEFAULT project AFTER previous_status,
     ADD COLUMN IF NOT EXISTS previous_assignee String DEFAULT assignee AFTER previous_project,
-    ADD COLUMN IF NOT EXISTS previous_due_on Nullable(Date) DEFAULT due_on AFTER previous_assignee
+    ADD COLUMN IF NOT EXISTS previous_due_on Nullable(Date32) DEFAULT due_on AFTER previous_assignee
