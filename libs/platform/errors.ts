@@ -52,11 +52,17 @@ export class AppError extends Error {
   }
 }
 
-/** Bad input: answered as 422 `{detail:[{loc,msg,type}]}`. */
+/** How many issues one answer lists: a megabyte of bad items must not earn a bigger reply. */
+export const MAX_ISSUES = 100;
+
+/** Bad input: answered as 422 `{detail:[{loc,msg,type}]}`, the first MAX_ISSUES issues. */
 export class ValidationError extends Error {
   override name = 'ValidationError';
-  constructor(readonly issues: ValidationIssue[]) {
-    super(issues.map((issue) => `${issue.loc.join('.')}: ${issue.msg}`).join('; '));
+  readonly issues: ValidationIssue[];
+  constructor(issues: ValidationIssue[]) {
+    const listed = issues.slice(0, MAX_ISSUES);
+    super(listed.map((issue) => `${issue.loc.join('.')}: ${issue.msg}`).join('; '));
+    this.issues = listed;
   }
 
   static at(loc: Array<string | number>, msg: string, type: string): ValidationError {

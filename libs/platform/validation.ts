@@ -30,7 +30,7 @@ export function validate<T>(schema: JsonSchema, value: unknown, location: Locati
   const valid = check(value);
   const issues = [
     ...(valid ? [] : toIssues(check.errors ?? [], location)),
-    ...nulIssues(value, [location]),
+    ...nulIssues(value, location),
   ];
   if (issues.length === 0) return value as T;
   throw new ValidationError(issues);
@@ -38,37 +38,42 @@ export function validate<T>(schema: JsonSchema, value: unknown, location: Locati
 
 /**
  * Postgres text cannot hold U+0000, so a string carrying one would fail deep inside a write or
- * a filter; it is refused here, at its own location, for every input alike.
+ * a filter; it is refused here, at its own location, for every input alike. The walk keeps its
+ * own stack: a body may nest arrays far deeper than the call stack goes.
  */
-function nulIssues(value: unknown, path: Array<string | number>): ValidationIssue[] {
-  if (typeof value === 'string') {
-    return value.includes('\u0000')
-      ? [
-          {
-            loc: path,
-            msg: 'String should not contain the NUL character (U+0000)',
-            type: 'string_nul',
-          },
-        ]
-      : [];
+function nulIssues(root: unknown, location: Location): ValidationIssue[] {
+  const issues: ValidationIssue[] = [];
+  // Each entry points at its parent, so paths are only built for the rare string at fault.
+  const pending: Array<{ value: unknown; parent: number; key: string | number }> = [
+    { value: root, parent: -1, key: location },
+  ];
+  const pathTo = (at: number, key?: string): Array<string | number> => {
+    const path: Array<string | number> = key === undefined ? [] : [key];
+    for (let i = at; i >= 0; i = (pending[i] as { parent: number }).parent) {
+      path.push((pending[i] as { key: string | number }).key);
+    }
+    return path.reverse();
+  };
+  for (let at = 0; at < pending.length; at++) {
+    const { value } = pending[at] as { value: unknown };
+    if (typeof value === 'string') {
+      if (value.includes('\u0000'))
+        issues.push({ loc: pathTo(at), msg: NUL_MESSAGE, type: 'string_nul' });
+    } else if (Array.isArray(value)) {
+      for (const [key, item] of value.entries()) pending.push({ value: item, parent: at, key });
+    } else if (typeof value === 'object' && value !== null) {
+      for (const [key, item] of Object.entries(value)) {
+        if (key.includes('\u0000')) {
+          issues.push({ loc: pathTo(at, key), msg: NUL_MESSAGE, type: 'string_nul' });
+        }
+        pending.push({ value: item, parent: at, key });
+      }
+    }
   }
-  if (Array.isArray(value)) return value.flatMap((item, i) => nulIssues(item, [...path, i]));
-  if (typeof value === 'object' && value !== null) {
-    return Object.entries(value).flatMap(([key, item]) => [
-      ...(key.includes('\u0000')
-        ? [
-            {
-              loc: [...path, key],
-              msg: 'Keys should not contain the NUL character (U+0000)',
-              type: 'string_nul',
-            },
-          ]
-        : []),
-      ...nulIssues(item, [...path, key]),
-    ]);
-  }
-  return [];
+  return issues;
 }
+
+const NUL_MESSAGE = 'String should not contain the NUL character (U+0000)';
 
 function toIssues(errors: ErrorObject[], location: Location): ValidationIssue[] {
   const seen = new Set<string>();
