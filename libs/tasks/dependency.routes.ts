@@ -14,10 +14,11 @@ import {
   addDependencies,
   type DependenciesAdded,
   type DependencyDeps,
+  edgeCursorPosition,
   listEdges,
   removeDependency,
 } from './dependency.service.ts';
-import { decodeCursor, type EdgeListing } from './keyset-cursor.ts';
+import type { EdgeListing } from './keyset-cursor.ts';
 import { gidParams, taskRecord } from './task.schemas.ts';
 import { toCompactTaskView, toTaskView } from './task-view.ts';
 
@@ -60,7 +61,7 @@ function edgeListRoute(deps: DependencyDeps, listing: EdgeListing): Route {
         parseOptFields(typeof query.opt_fields === 'string' ? query.opt_fields : undefined),
       afterId: () =>
         typeof query.offset === 'string' && typeof params.gid === 'string'
-          ? decodeCursor(deps.cursorKey, query.offset, { listing, taskGid: params.gid })
+          ? edgeCursorPosition(deps, listing, params.gid, query.offset)
           : 0,
     }),
     successStatus: 200,

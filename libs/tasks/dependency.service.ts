@@ -147,8 +147,8 @@ export function edgeCursorPosition(
 
 /**
  * One page of a task's dependents or dependencies, after the edge `afterId` (see
- * `edgeCursorPosition`). Keyset on the edge id: every dependent that
- * exists for the whole walk is returned exactly once, whatever is added or removed meanwhile.
+ * `edgeCursorPosition`). Keyset on the edge id: every dependent that exists for the whole walk
+ * is returned exactly once, whatever is added or removed meanwhile.
  */
 export async function listEdges(
   deps: DependencyDeps,

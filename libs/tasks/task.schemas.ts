@@ -14,7 +14,7 @@ const name = { type: 'string', minLength: 1, maxLength: 500 };
 
 /**
  * Due dates the analytics side can hold exactly: ClickHouse's Date32 spans these years. A date
- * outside is refused rather than stored here and wrapped around there.
+ * outside is refused rather than stored here and clamped there.
  */
 export const dueDate = {
   type: 'string',
