@@ -23,6 +23,7 @@ import { resolveCursorKey } from '../libs/tasks/cursor-key.ts';
 import { encodeCursor } from '../libs/tasks/keyset-cursor.ts';
 import { createTestDatabase } from '../test/support/engines.ts';
 import { formatSplit, startCpuSplit } from './cpu-split.ts';
+import { percentile } from './percentile.ts';
 
 const POSTGRES = process.env.TEST_POSTGRES_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
 const CURSOR_SECRET = 'bench-cursor-secret-bench-cursor-secret';
@@ -228,10 +229,11 @@ async function rawRate(
       }
     }),
   );
-  latencies.sort((a, b) => a - b);
-  const at = (p: number) =>
-    latencies[Math.min(latencies.length - 1, Math.floor(p * latencies.length))] ?? Number.NaN;
-  return { rate: latencies.length / seconds, p50: at(0.5), p99: at(0.99) };
+  return {
+    rate: latencies.length / seconds,
+    p50: percentile(latencies, 0.5),
+    p99: percentile(latencies, 0.99),
+  };
 }
 
 async function startChild(databaseUrl: string, dataDir: string, profileDir?: string) {

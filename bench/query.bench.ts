@@ -12,6 +12,7 @@ import type { QueryRequest } from '../libs/analytics/query-parser.ts';
 import { issueToken } from '../libs/auth/token.service.ts';
 import { loadConfig } from '../libs/config/config.ts';
 import { generateFacts } from '../libs/demo/fact-generator.ts';
+import { percentile } from './percentile.ts';
 
 const BUSINESSES = Array.from({ length: 20 }, (_, i) => `biz-${i}`);
 
@@ -60,11 +61,6 @@ const option = (args: string[], name: string, fallback: string) => {
   const at = args.indexOf(`--${name}`);
   return at >= 0 && args[at + 1] ? (args[at + 1] as string) : fallback;
 };
-
-function percentile(samples: number[], p: number): number {
-  const sorted = [...samples].sort((a, b) => a - b);
-  return sorted[Math.min(sorted.length - 1, Math.ceil(p * sorted.length) - 1)] as number;
-}
 
 export async function run(args: string[]): Promise<void> {
   const sizes = option(args, 'facts', '1000000,10000000').split(',').map(Number);

@@ -83,7 +83,8 @@ async function swapIfCaughtUp(
     if (live.pending) return false;
     const rebuilt = await loadCheckpoint(trx, REBUILD_CHECKPOINT);
     if (rebuilt.pending) return false;
-    if (comparePositions(rebuilt.cursor, live.cursor) < 0) {
+    const behind = comparePositions(rebuilt.cursor, live.cursor) < 0;
+    if (behind) {
       // Facts the live projector has already carried: committed, so readable here.
       const gap = await readBatch(trx, rebuilt.cursor, live.cursor);
       if (gap.length > maxGap) return false;
@@ -96,7 +97,7 @@ async function swapIfCaughtUp(
         },
       });
     }
-    const cursor = comparePositions(rebuilt.cursor, live.cursor) < 0 ? live.cursor : rebuilt.cursor;
+    const cursor = behind ? live.cursor : rebuilt.cursor;
     await trx
       .updateTable('projector_checkpoints')
       .set({
