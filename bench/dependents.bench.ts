@@ -1,9 +1,11 @@
-// `npm run bench -- dependents [--dependents 100000] [--seconds 5] [--only pages|create]
-// [--cpu-profile DIR]` on the
+// `npm run bench -- dependents [--dependents 100000] [--seconds 5]
+// [--only pages|create|search|walk] [--tasks 1000000] [--nodes 100000] [--cpu-profile DIR]` on the
 // machine's Postgres (TEST_POSTGRES_URL overrides). A task with 100,000 dependents: first and
 // middle pages at limit=100, concurrency 8 and 32, through HTTP (autocannon) against the same
 // statements sent straight to Postgres with pg (the ceiling). Then task creation (with its
-// outbox fact) against the raw insert transaction. The server runs in a child process so load
+// outbox fact) against the raw insert transaction. Then name search (`q`) over 1,000,000 more
+// tasks and a transitive page (`depth=all`) over a 100,000-node graph (bench/search-walk.ts),
+// each against its own compiled statements sent raw. The server runs in a child process so load
 // and service do not share an event loop; `--cpu-profile` writes its V8 profile to DIR. Each
 // figure also prints where the CPU went (service, load generator, Postgres): on a small box
 // they share the cores.
@@ -17,13 +19,15 @@ import pg from 'pg';
 import { startCairn } from '../apps/server/cairn.ts';
 import { issueToken } from '../libs/auth/token.service.ts';
 import { loadConfig } from '../libs/config/config.ts';
-import { openPostgres } from '../libs/storage/postgres.ts';
+import { DEFAULT_POSTGRES_TIMEOUTS, openPostgres } from '../libs/storage/postgres.ts';
 import { migratePostgres } from '../libs/storage/postgres-migrations.ts';
+import { createScratchDatabase } from '../libs/storage/scratch-database.ts';
 import { resolveCursorKey } from '../libs/tasks/cursor-key.ts';
 import { encodeCursor } from '../libs/tasks/keyset-cursor.ts';
-import { createTestDatabase } from '../test/support/engines.ts';
+import type { Target } from './bench-target.ts';
 import { formatSplit, startCpuSplit } from './cpu-split.ts';
-import { percentile } from './percentile.ts';
+import { rawRate } from './raw-rate.ts';
+import { searchFigures, walkFigures } from './search-walk.ts';
 
 const POSTGRES = process.env.TEST_POSTGRES_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
 const CURSOR_SECRET = 'bench-cursor-secret-bench-cursor-secret';
@@ -46,10 +50,14 @@ export async function run(args: string[]): Promise<void> {
   if (args[0] === '--serve') return serve(args[1]!, args[2]!);
   const count = option(args, 'dependents', 100_000);
   const seconds = option(args, 'seconds', 5);
-  const database = await createTestDatabase(POSTGRES);
+  const database = await createScratchDatabase(POSTGRES, 'cairn_bench');
   const url = new URL(database.url);
   const dataDir = await fs.mkdtemp(path.join(os.tmpdir(), 'cairn-bench-'));
-  const db = await openPostgres({ url: url.toString() });
+  // Set-up statements (a million rows, index builds) run far past a request's time limit.
+  const db = await openPostgres({
+    url: url.toString(),
+    timeouts: { ...DEFAULT_POSTGRES_TIMEOUTS, statementMs: 30 * 60_000 },
+  });
   let child: ChildProcess | undefined;
   let pool: pg.Pool | undefined;
   try {
@@ -83,7 +91,7 @@ export async function run(args: string[]): Promise<void> {
       {
         name: 'bench',
         scopes: ['workflows:read', 'workflows:write'],
-        businesses: ['bench'],
+        businesses: ['bench', 'search'],
         kind: 'service_account',
       },
       new Date(),
@@ -108,8 +116,11 @@ export async function run(args: string[]): Promise<void> {
     const only = onlyAt >= 0 ? args[onlyAt + 1] : undefined;
     const target = { url: started.url, pid: child.pid, headers, pool, seconds };
     console.log(`dependents of one task: ${count}; ${seconds} s per figure; limit=100`);
-    if (only !== 'create') await pageFigures(target, middleId, middle);
-    if (only !== 'pages') await creationFigures(target);
+    const runs = (part: string) => only === undefined || only === part;
+    if (runs('pages')) await pageFigures(target, middleId, middle);
+    if (runs('create')) await creationFigures(target);
+    if (runs('search')) await searchFigures(target, db.db, option(args, 'tasks', 1_000_000));
+    if (runs('walk')) await walkFigures(target, db.db, key, option(args, 'nodes', 100_000));
   } finally {
     await pool?.end();
     child?.kill('SIGTERM');
@@ -117,14 +128,6 @@ export async function run(args: string[]): Promise<void> {
     await database.drop();
     await fs.rm(dataDir, { recursive: true, force: true });
   }
-}
-
-interface Target {
-  url: string;
-  pid: number | undefined;
-  headers: Record<string, string>;
-  pool: pg.Pool;
-  seconds: number;
 }
 
 /** First and middle pages through the service, each beside the same statement sent raw. */
@@ -201,39 +204,6 @@ async function creationFigures(target: Target): Promise<void> {
   console.log(
     `task creation, conc 32: service ${create.requests.average.toFixed(0)} req/s (p50 ${create.latency.p50} ms, p99 ${create.latency.p99} ms); raw insert transaction ${raw.rate.toFixed(0)} tx/s (p50 ${raw.p50.toFixed(1)} ms, p99 ${raw.p99.toFixed(1)} ms); ratio ${(create.requests.average / raw.rate).toFixed(2)}\n  service: ${formatSplit(createSplit)}; raw: ${formatSplit(insertCpu())}`,
   );
-}
-
-/**
- * `workers` loops, each on its own pooled connection, for `seconds`: operations per second and
- * each operation's latency, timed as autocannon times a request (from send to answer).
- */
-async function rawRate(
-  pool: pg.Pool,
-  workers: number,
-  seconds: number,
-  operation: (client: pg.PoolClient) => Promise<void>,
-): Promise<{ rate: number; p50: number; p99: number }> {
-  const deadline = Date.now() + seconds * 1000;
-  const latencies: number[] = [];
-  await Promise.all(
-    Array.from({ length: workers }, async () => {
-      while (Date.now() < deadline) {
-        const started = performance.now();
-        const client = await pool.connect();
-        try {
-          await operation(client);
-        } finally {
-          client.release();
-        }
-        latencies.push(performance.now() - started);
-      }
-    }),
-  );
-  return {
-    rate: latencies.length / seconds,
-    p50: percentile(latencies, 0.5),
-    p99: percentile(latencies, 0.99),
-  };
 }
 
 async function startChild(databaseUrl: string, dataDir: string, profileDir?: string) {

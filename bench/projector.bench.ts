@@ -1,6 +1,7 @@
-// `npm run bench -- projector [--facts 200000] [--batch 20000] [--seconds 20] [--rate 1000]`
+// `npm run bench -- projector [--facts 200000] [--batch 20000] [--rounds 2] [--seconds 20] [--rate 1000]`
 // on the machine's Postgres and Redis (TEST_POSTGRES_URL / TEST_REDIS_URL override), chDB as
-// ClickHouse. 1) Throughput: a pre-filled outbox drained into ClickHouse, facts/s.
+// ClickHouse. 1) Throughput: a pre-filled outbox drained into ClickHouse, facts/s, in turns
+// with the rollups' views in place (as shipped) and dropped, to show what the rollups cost.
 // 2) Freshness: a steady stream of task writes through the write use case (transaction, outbox,
 // wake-up; in process, because HTTP on a small box saturates below the rate), while a prober
 // writes one task at a time over HTTP and polls POST /api/v1/query until it counts it:
@@ -11,6 +12,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { sql } from 'kysely';
 import { startCairn } from '../apps/server/cairn.ts';
+import { ROLLUPS } from '../libs/analytics/rollups.ts';
 import { issueToken } from '../libs/auth/token.service.ts';
 import { loadConfig } from '../libs/config/config.ts';
 import { drainOutbox } from '../libs/projection/projector.ts';
@@ -18,8 +20,9 @@ import { wakeProjector } from '../libs/projection/projector-jobs.ts';
 import { migrateClickHouse, openClickHouse } from '../libs/storage/clickhouse.ts';
 import { openPostgres } from '../libs/storage/postgres.ts';
 import { migratePostgres } from '../libs/storage/postgres-migrations.ts';
+import { createScratchDatabase } from '../libs/storage/scratch-database.ts';
 import { createTask } from '../libs/tasks/task.service.ts';
-import { createTestDatabase } from '../test/support/engines.ts';
+import { inTaskUnit } from '../libs/tasks/task-unit.ts';
 
 const POSTGRES = process.env.TEST_POSTGRES_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
 const REDIS = process.env.TEST_REDIS_URL ?? 'redis://127.0.0.1:6379';
@@ -32,14 +35,19 @@ const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 const percentile = (sorted: number[], p: number) =>
   sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))] ?? Number.NaN;
 
-async function throughput(facts: number, batchSize: number): Promise<void> {
-  const database = await createTestDatabase(POSTGRES);
+async function throughput(facts: number, batchSize: number, rollups: boolean): Promise<number> {
+  const database = await createScratchDatabase(POSTGRES, 'cairn_bench');
   const dir = await fs.mkdtemp(path.join(os.tmpdir(), 'cairn-bench-'));
   const pgx = await openPostgres({ url: database.url });
   const ch = await openClickHouse({ dataDir: path.join(dir, 'ch') });
   try {
     await migratePostgres(pgx.db);
     await migrateClickHouse(ch.client);
+    if (!rollups) {
+      for (const { table } of ROLLUPS) {
+        await ch.client.command({ query: `DROP VIEW ${table}_mv` });
+      }
+    }
     // Many transactions (as real writes are), generated in SQL so filling is not the bottleneck.
     const perTx = 10_000;
     for (let done = 0; done < facts; done += perTx) {
@@ -55,9 +63,11 @@ async function throughput(facts: number, batchSize: number): Promise<void> {
     const started = performance.now();
     const projected = await drainOutbox({ db: pgx.db, clickhouse: ch.client, batchSize });
     const seconds = (performance.now() - started) / 1000;
+    const rate = Math.round(projected / seconds);
     process.stdout.write(
-      `throughput: ${projected} facts in ${seconds.toFixed(2)} s = ${Math.round(projected / seconds)} facts/s (batch ${batchSize})\n`,
+      `throughput ${rollups ? 'with rollups   ' : 'without rollups'}: ${projected} facts in ${seconds.toFixed(2)} s = ${rate} facts/s (batch ${batchSize})\n`,
     );
+    return rate;
   } finally {
     await ch.close();
     await pgx.close();
@@ -67,7 +77,7 @@ async function throughput(facts: number, batchSize: number): Promise<void> {
 }
 
 async function freshness(seconds: number, rate: number): Promise<void> {
-  const database = await createTestDatabase(POSTGRES);
+  const database = await createScratchDatabase(POSTGRES, 'cairn_bench');
   const dataDir = await fs.mkdtemp(path.join(os.tmpdir(), 'cairn-bench-'));
   const config = loadConfig({
     DATA_DIR: dataDir,
@@ -96,7 +106,7 @@ async function freshness(seconds: number, rate: number): Promise<void> {
     const tasks = {
       db: cairn.engines.postgres.db,
       now: () => new Date(),
-      factsCommitted: wakeProjector(cairn.engines.queue),
+      wakeProjector: wakeProjector(cairn.engines.queue),
     };
     let running = true;
     let writes = 0;
@@ -115,7 +125,9 @@ async function freshness(seconds: number, rate: number): Promise<void> {
             skipped += 1;
             continue;
           }
-          const write = createTask(tasks, { business: 'load', name: 'w', project: 'p' }).then(
+          const write = inTaskUnit(tasks, (trx) =>
+            createTask(trx, { business: 'load', name: 'w', project: 'p' }, tasks.now()),
+          ).then(
             () => {
               writes += 1;
             },
@@ -170,6 +182,16 @@ export async function run(args: string[]): Promise<void> {
   process.stdout.write(
     `projector benchmark on ${os.cpus().length} CPUs, Node ${process.version}\n`,
   );
-  await throughput(option(args, 'facts', 200_000), option(args, 'batch', 20_000));
+  const facts = option(args, 'facts', 200_000);
+  const batch = option(args, 'batch', 20_000);
+  const rates = { with: [] as number[], without: [] as number[] };
+  for (let round = 0; round < option(args, 'rounds', 2); round++) {
+    rates.without.push(await throughput(facts, batch, false));
+    rates.with.push(await throughput(facts, batch, true));
+  }
+  const median = (values: number[]) => [...values].sort((a, b) => a - b)[values.length >> 1] ?? 0;
+  process.stdout.write(
+    `throughput median: ${median(rates.with)} facts/s with rollups, ${median(rates.without)} without (ratio ${(median(rates.with) / median(rates.without)).toFixed(2)})\n`,
+  );
   await freshness(option(args, 'seconds', 20), option(args, 'rate', 1_000));
 }

@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { resolveQueryPeriod } from '../libs/analytics/date-range.ts';
 import { resolvePeriod } from '../libs/analytics/period.ts';
 import { compileQuery } from '../libs/analytics/query-compiler.ts';
 import { parseQuery } from '../libs/analytics/query-parser.ts';
@@ -12,10 +13,10 @@ describe('query compiler', () => {
       dimensions: ['day'],
       period: 'last_7_days',
     });
-    const period = resolvePeriod(query.period, NOW, query.timezone);
+    const period = resolveQueryPeriod(query.period, NOW, query.timezone);
     expect(compileQuery(query, { period, businesses: ['acme', 'beta'], rowLimit: 100 })).toEqual({
       sql: [
-        "SELECT toString(toDate(occurred_at, {tz:String})) AS day, countIf(kind = 'task_created') AS tasks_created, count() OVER () AS __total_rows",
+        "SELECT toString(toDate(occurred_at, {tz:String})) AS day, countIf(kind = 'task_created') AS tasks_created",
         'FROM facts',
         "WHERE business IN {businesses:Array(String)} AND occurred_at >= {from:DateTime64(3, 'UTC')} AND occurred_at < {to:DateTime64(3, 'UTC')}",
         'GROUP BY day',
@@ -34,10 +35,10 @@ describe('query compiler', () => {
 
   it('leaves out grouping, the zone and the business filter when the query needs none', () => {
     const query = parseQuery({ metrics: ['tasks_created', 'tasks_completed'], period: 'today' });
-    const period = resolvePeriod(query.period, NOW, query.timezone);
+    const period = resolveQueryPeriod(query.period, NOW, query.timezone);
     expect(compileQuery(query, { period, businesses: null, rowLimit: 5 })).toEqual({
       sql: [
-        "SELECT countIf(kind = 'task_created') AS tasks_created, countIf(kind = 'task_completed') AS tasks_completed, count() OVER () AS __total_rows",
+        "SELECT countIf(kind = 'task_created') AS tasks_created, countIf(kind = 'task_completed') AS tasks_completed",
         'FROM facts',
         "WHERE occurred_at >= {from:DateTime64(3, 'UTC')} AND occurred_at < {to:DateTime64(3, 'UTC')}",
         'LIMIT {limit:UInt32}',
@@ -56,6 +57,9 @@ describe('query compiler', () => {
       filters: [],
       orderBy: [],
       limit: null,
+      offset: 0,
+      compare: null,
+      totals: false,
     });
   });
 });

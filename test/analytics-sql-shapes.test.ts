@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import { stateBuckets } from '../libs/analytics/buckets.ts';
+import { stateBuckets, timeBuckets } from '../libs/analytics/buckets.ts';
 import { DIMENSIONS } from '../libs/analytics/catalog.ts';
+import { resolveQueryPeriod } from '../libs/analytics/date-range.ts';
 import { resolvePeriod } from '../libs/analytics/period.ts';
 import { compileQuery } from '../libs/analytics/query-compiler.ts';
 import { parseQuery, type QueryRequest } from '../libs/analytics/query-parser.ts';
@@ -10,9 +11,9 @@ const NOW = new Date('2026-11-22T15:30:00Z');
 
 function compile(request: QueryRequest, businesses: string[] | null = ['acme']) {
   const query = parseQuery(request);
-  const period = resolvePeriod(query.period, NOW, query.timezone);
+  const period = resolveQueryPeriod(query.period, NOW, query.timezone);
   const time = query.dimensions.find((name) => DIMENSIONS[name].time);
-  const buckets = stateBuckets(period, time, NOW, null);
+  const buckets = stateBuckets(period, time ? timeBuckets(period, time, null) : null, NOW);
   return compileQuery(query, { period, businesses, rowLimit: 100, buckets });
 }
 
@@ -50,7 +51,7 @@ describe('compiled statement per query shape', () => {
     expect(compiled).toEqual({
       sql: [
         `WITH ${OPEN_COUNTS}`,
-        'SELECT project, sum(weight) AS open_tasks, sumIf(weight, due_on < toDate(at, {tz:String})) AS overdue_tasks, count() OVER () AS __total_rows',
+        'SELECT project, sum(weight) AS open_tasks, sumIf(weight, due_on < toDate(at, {tz:String})) AS overdue_tasks',
         'FROM task_at',
         'GROUP BY project',
         'HAVING sum(weight) != 0',
@@ -85,7 +86,7 @@ describe('compiled statement per query shape', () => {
         `WITH ${TASK_AT},`,
         `${EDGE_AT},`,
         BLOCKED_AT,
-        'SELECT week, max(tasks_created) AS tasks_created, max(blocked_tasks) AS blocked_tasks, count() OVER () AS __total_rows',
+        'SELECT week, max(tasks_created) AS tasks_created, max(blocked_tasks) AS blocked_tasks',
         'FROM (',
         "SELECT toString(toMonday(occurred_at, {tz:String})) AS week, countIf(kind = 'task_created') AS tasks_created, 0 AS blocked_tasks",
         'FROM facts',
@@ -117,15 +118,15 @@ describe('compiled statement per query shape', () => {
     });
   });
 
-  it('completion_rate looks up completions before the period end in a bound-value CTE', () => {
+  it('completion_rate looks up completions inside the period in a bound-value CTE', () => {
     const compiled = compile(
       { metrics: ['completion_rate'], dimensions: ['assignee'], period: 'yesterday' },
       null,
     );
     expect(compiled).toEqual({
       sql: [
-        `WITH completed_tasks AS (SELECT task_gid FROM facts WHERE kind = 'task_completed' AND occurred_at < {to:${T}})`,
-        "SELECT assignee, if(countIf(kind = 'task_created') = 0, 0, countIf(kind = 'task_created' AND task_gid IN completed_tasks) / countIf(kind = 'task_created')) AS completion_rate, count() OVER () AS __total_rows",
+        `WITH completed_tasks AS (SELECT task_gid, '' FROM facts WHERE kind = 'task_completed' AND occurred_at >= {from:${T}} AND occurred_at < {to:${T}})`,
+        "SELECT assignee, if(countIf(kind = 'task_created') = 0, NULL, countIf(kind = 'task_created' AND (task_gid, '') IN completed_tasks) / countIf(kind = 'task_created')) AS completion_rate",
         'FROM facts',
         `WHERE occurred_at >= {from:${T}} AND occurred_at < {to:${T}}`,
         'GROUP BY assignee',
@@ -141,7 +142,7 @@ describe('compiled statement per query shape', () => {
     const hours =
       '(toUnixTimestamp64Milli(occurred_at) - toUnixTimestamp64Milli(task_created_at)) / 3600000';
     expect(sql.split('\n')[0]).toBe(
-      `SELECT if(countIf(kind = 'task_completed') = 0, NULL, quantileExactInclusiveIf(0.9)(${hours}, kind = 'task_completed')) AS p90_cycle_time_hours, if(countIf(kind = 'task_completed') = 0, NULL, avgIf(${hours}, kind = 'task_completed')) AS avg_cycle_time_hours, count() OVER () AS __total_rows`,
+      `SELECT if(countIf(kind = 'task_completed') = 0, NULL, quantileExactInclusiveIf(0.9)(${hours}, kind = 'task_completed')) AS p90_cycle_time_hours, if(countIf(kind = 'task_completed') = 0, NULL, avgIf(${hours}, kind = 'task_completed')) AS avg_cycle_time_hours`,
     );
   });
 
@@ -161,7 +162,11 @@ describe('state buckets', () => {
 
   it('measures each bucket at its end, the current one at now, and skips the future', () => {
     const period = resolvePeriod('this_week', NOW, 'UTC');
-    const buckets = stateBuckets(period, 'day', new Date('2026-11-18T09:00:00Z'), null);
+    const buckets = stateBuckets(
+      period,
+      timeBuckets(period, 'day', null),
+      new Date('2026-11-18T09:00:00Z'),
+    );
     expect(iso(buckets.starts)).toEqual([
       '2026-11-16T00:00:00.000Z',
       '2026-11-17T00:00:00.000Z',
@@ -178,7 +183,7 @@ describe('state buckets', () => {
     // Paris leaves summer time on Sunday 2026-10-25.
     const now = new Date('2026-11-02T12:00:00Z');
     const period = resolvePeriod('last_month', now, 'Europe/Paris');
-    const buckets = stateBuckets(period, 'week', now, null);
+    const buckets = stateBuckets(period, timeBuckets(period, 'week', null), now);
     expect(iso(buckets.starts)).toEqual([
       '2026-09-30T22:00:00.000Z',
       '2026-10-04T22:00:00.000Z',
@@ -191,13 +196,14 @@ describe('state buckets', () => {
 
   it('starts all_time at the first fact', () => {
     const period = resolvePeriod('all_time', NOW, 'UTC');
-    const buckets = stateBuckets(period, 'month', NOW, new Date('2026-09-15T10:00:00Z'));
-    // The first bucket starts with the data; its label is still the month (2026-09-01).
+    const since = new Date('2026-09-15T10:00:00Z');
+    const buckets = stateBuckets(period, timeBuckets(period, 'month', since), NOW);
+    // The first bucket is the one holding the first fact.
     expect(iso(buckets.starts)).toEqual([
-      '2026-09-15T00:00:00.000Z',
+      '2026-09-01T00:00:00.000Z',
       '2026-10-01T00:00:00.000Z',
       '2026-11-01T00:00:00.000Z',
     ]);
-    expect(stateBuckets(period, 'day', NOW, null).starts).toEqual([]);
+    expect(timeBuckets(period, 'day', null)).toEqual([]);
   });
 });

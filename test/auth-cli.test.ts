@@ -5,7 +5,9 @@ import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { authenticate } from '../libs/auth/token.service.ts';
 import { openPostgres } from '../libs/storage/postgres.ts';
+import { useCairn } from './support/cairn.ts';
 import { tempDir } from './support/engines.ts';
+import { http } from './support/http.ts';
 
 const run = promisify(execFile);
 const TSX = path.resolve('node_modules/.bin/tsx');
@@ -68,4 +70,49 @@ describe('tokens CLI on the embedded engine', () => {
       await held.close();
     }
   }, 60_000);
+});
+
+describe('tokens CLI while the embedded server runs on the same DATA_DIR', () => {
+  // Embedded engines whatever the run's mode: the CLI must meet the server on DATA_DIR.
+  const cairn = useCairn({
+    env: { DATABASE_URL: '', REDIS_URL: '', CAIRN_MASTER_KEY: '' },
+    issueToken: false,
+  });
+  const cli = (...args: string[]) =>
+    run(TSX, ['apps/cli/main.ts', 'tokens', ...args], {
+      env: {
+        ...process.env,
+        DATA_DIR: cairn.config.dataDir,
+        DATABASE_URL: '',
+        CAIRN_MASTER_KEY: '',
+        LOG_LEVEL: 'silent',
+      },
+    });
+
+  it('creates, lists and revokes through the running server', async () => {
+    const created = await cli(
+      'create',
+      '--name',
+      'live',
+      '--scopes',
+      'workflows:read',
+      '--business',
+      'acme',
+    );
+    const token = /\n {2}(cairn_\S+)\n/.exec(created.stdout)?.[1] ?? '';
+    const id = /Created (tok_[0-9a-f]{16})/.exec(created.stdout)?.[1] ?? '';
+    expect(token).toMatch(/^cairn_/);
+    const headers = { Authorization: `Bearer ${token}` };
+    expect((await http(cairn.url, 'GET', '/api/v1/tokens/self', { headers })).status).toBe(200);
+
+    expect((await cli('list')).stdout).toContain(
+      `${id}  active  user  live  scopes=workflows:read`,
+    );
+    expect((await cli('revoke', id)).stdout).toBe(`Revoked ${id}.\n`);
+    expect((await http(cairn.url, 'GET', '/api/v1/tokens/self', { headers })).status).toBe(401);
+    await expect(cli('revoke', id)).rejects.toMatchObject({
+      code: 1,
+      stderr: expect.stringContaining(`token ${id} does not exist or is already revoked`),
+    });
+  }, 90_000);
 });

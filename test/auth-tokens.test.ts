@@ -1,27 +1,15 @@
 import fs from 'node:fs/promises';
 import path from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type Cairn, startCairn } from '../apps/server/cairn.ts';
-import { authHeader, masterHeader } from './support/auth.ts';
-import { type TestConfig, testConfig } from './support/engines.ts';
+import { describe, expect, it } from 'vitest';
+import { startTestCairn, useCairn } from './support/cairn.ts';
+import { testConfig } from './support/engines.ts';
 import { http } from './support/http.ts';
 
 describe('tokens and authorisation', () => {
-  let setup: TestConfig;
-  let cairn: Cairn;
-  let base: string;
-  beforeAll(async () => {
-    setup = await testConfig({ CAIRN_MASTER_KEY: 'test-master-key-0123456789abcdef' });
-    cairn = await startCairn({ config: setup.config });
-    base = cairn.url!;
-  });
-  afterAll(async () => {
-    await cairn.close();
-    await setup.cleanup();
-  });
+  const cairn = useCairn({ env: { CAIRN_MASTER_KEY: 'test-master-key-0123456789abcdef' } });
 
-  const createToken = (body: unknown, headers = masterHeader(cairn)) =>
-    http(base, 'POST', '/api/v1/tokens', { body, headers });
+  const createToken = (body: unknown, headers = cairn.master) =>
+    http(cairn.url, 'POST', '/api/v1/tokens', { body, headers });
 
   it('issues a token with the master key, shows it once and stores only its hash', async () => {
     const res = await createToken({
@@ -43,14 +31,14 @@ describe('tokens and authorisation', () => {
     });
     expect(Date.parse(data.expires_at) - Date.now()).toBeGreaterThan(29 * 86_400_000);
     expect(res.body.meta.request_id).toBe(res.headers.get('x-request-id'));
-    const stored = await cairn.engines.postgres.db
+    const stored = await cairn.db
       .selectFrom('api_tokens')
       .selectAll()
       .where('id', '=', data.id)
       .executeTakeFirstOrThrow();
     expect(JSON.stringify(stored)).not.toContain(data.token);
 
-    const query = await http(base, 'POST', '/api/v1/query', {
+    const query = await http(cairn.url, 'POST', '/api/v1/query', {
       body: { metrics: ['tasks_created'] },
       headers: { Authorization: `Bearer ${data.token}` },
     });
@@ -59,10 +47,10 @@ describe('tokens and authorisation', () => {
 
   it('refuses the token endpoints without the master key', async () => {
     const body = { name: 'x', scopes: ['analytics:read'], businesses: ['acme'] };
-    const anonymous = await http(base, 'POST', '/api/v1/tokens', { body });
+    const anonymous = await http(cairn.url, 'POST', '/api/v1/tokens', { body });
     expect(anonymous.status).toBe(401);
     expect(anonymous.headers.get('www-authenticate')).toMatch(/^Bearer/);
-    const user = await createToken(body, await authHeader(cairn, { businesses: ['acme'] }));
+    const user = await createToken(body, await cairn.token({ businesses: ['acme'] }));
     expect(user.status).toBe(403);
     const wrong = await createToken(body, { Authorization: 'Bearer not-the-master-key' });
     expect(wrong.status).toBe(401);
@@ -95,29 +83,30 @@ describe('tokens and authorisation', () => {
       await createToken({ name: 'tmp', scopes: ['workflows:read'], businesses: ['acme'] })
     ).body.data;
     const headers = { Authorization: `Bearer ${issued.token}` };
-    expect((await http(base, 'GET', '/api/v1/tasks/nope', { headers })).status).toBe(404);
-    const revoked = await http(base, 'DELETE', `/api/v1/tokens/${issued.id}`, {
-      headers: masterHeader(cairn),
+    expect((await http(cairn.url, 'GET', '/api/v1/tasks/nope', { headers })).status).toBe(404);
+    const revoked = await http(cairn.url, 'DELETE', `/api/v1/tokens/${issued.id}`, {
+      headers: cairn.master,
     });
     expect(revoked.status).toBe(204);
-    const after = await http(base, 'GET', '/api/v1/tasks/nope', { headers });
+    const after = await http(cairn.url, 'GET', '/api/v1/tasks/nope', { headers });
     expect(after.status).toBe(401);
     expect(after.body.detail).toContain('revoked');
-    const again = await http(base, 'DELETE', `/api/v1/tokens/${issued.id}`, {
-      headers: masterHeader(cairn),
+    const again = await http(cairn.url, 'DELETE', `/api/v1/tokens/${issued.id}`, {
+      headers: cairn.master,
     });
     expect(again.status).toBe(404);
   });
 
   it('answers 401 for missing, malformed and expired tokens, 403 for a missing scope', async () => {
     expect(
-      (await http(base, 'POST', '/api/v1/query', { body: { metrics: ['tasks_created'] } })).status,
+      (await http(cairn.url, 'POST', '/api/v1/query', { body: { metrics: ['tasks_created'] } }))
+        .status,
     ).toBe(401);
-    const malformed = await http(base, 'GET', '/api/v1/tasks/x', {
+    const malformed = await http(cairn.url, 'GET', '/api/v1/tasks/x', {
       headers: { Authorization: 'Basic abc' },
     });
     expect(malformed.status).toBe(401);
-    await cairn.engines.postgres.db
+    await cairn.db
       .insertInto('api_tokens')
       .values({
         id: 'tok_00000000000000ee',
@@ -129,45 +118,45 @@ describe('tokens and authorisation', () => {
         expires_at: new Date(Date.now() - 1000),
       })
       .execute();
-    const expired = await http(base, 'GET', '/api/v1/tasks/x', {
+    const expired = await http(cairn.url, 'GET', '/api/v1/tasks/x', {
       headers: { Authorization: 'Bearer cairn_expired' },
     });
     expect(expired.status).toBe(401);
     expect(expired.body.detail).toContain('expired');
 
-    const readOnly = await authHeader(cairn, { scopes: ['workflows:read'], businesses: ['acme'] });
-    const denied = await http(base, 'POST', '/api/v1/query', {
+    const readOnly = await cairn.token({ scopes: ['workflows:read'], businesses: ['acme'] });
+    const denied = await http(cairn.url, 'POST', '/api/v1/query', {
       body: { metrics: ['tasks_created'] },
       headers: readOnly,
     });
     expect(denied.status).toBe(403);
     expect(denied.body.required_scope).toBe('analytics:read');
-    const master = await http(base, 'POST', '/api/v1/query', {
+    const master = await http(cairn.url, 'POST', '/api/v1/query', {
       body: { metrics: ['tasks_created'] },
-      headers: masterHeader(cairn),
+      headers: cairn.master,
     });
     expect(master.status).toBe(403);
   });
 
   it('hides objects of other businesses behind 404', async () => {
-    const a = await authHeader(cairn, { businesses: ['alpha'] });
-    const b = await authHeader(cairn, { businesses: ['beta'] });
+    const a = await cairn.token({ businesses: ['alpha'] });
+    const b = await cairn.token({ businesses: ['beta'] });
     const task = (
-      await http(base, 'POST', '/api/v1/tasks', {
+      await http(cairn.url, 'POST', '/api/v1/tasks', {
         body: { business: 'alpha', name: 'a' },
         headers: a,
       })
     ).body.data;
-    const missing = await http(base, 'GET', '/api/v1/tasks/does-not-exist', { headers: b });
-    const foreign = await http(base, 'GET', `/api/v1/tasks/${task.gid}`, { headers: b });
+    const missing = await http(cairn.url, 'GET', '/api/v1/tasks/does-not-exist', { headers: b });
+    const foreign = await http(cairn.url, 'GET', `/api/v1/tasks/${task.gid}`, { headers: b });
     expect(foreign.status).toBe(404);
     expect(foreign.body.title).toBe(missing.body.title);
-    const create = await http(base, 'POST', '/api/v1/tasks', {
+    const create = await http(cairn.url, 'POST', '/api/v1/tasks', {
       body: { business: 'alpha', name: 'x' },
       headers: b,
     });
     expect(create.status).toBe(404);
-    const query = await http(base, 'POST', '/api/v1/query', {
+    const query = await http(cairn.url, 'POST', '/api/v1/query', {
       body: { metrics: ['tasks_created'], business: 'alpha' },
       headers: b,
     });
@@ -179,14 +168,14 @@ describe('master key bootstrap on embedded engines', () => {
   it('generates a key on first start, keeps it in DATA_DIR and reuses it', async () => {
     const setup = await testConfig({ DATABASE_URL: '', REDIS_URL: '' });
     try {
-      const first = await startCairn({ config: setup.config });
+      const first = await startTestCairn({ config: setup.config });
       expect(first.masterKey.generated).toBe(true);
       const key = first.masterKey.value;
       await first.close();
       const file = path.join(setup.config.dataDir, 'master.key');
       expect((await fs.readFile(file, 'utf8')).trim()).toBe(key);
       expect((await fs.stat(file)).mode & 0o777).toBe(0o600);
-      const second = await startCairn({ config: setup.config });
+      const second = await startTestCairn({ config: setup.config });
       expect(second.masterKey).toMatchObject({ value: key, generated: false });
       await second.close();
     } finally {

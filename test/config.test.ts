@@ -69,4 +69,36 @@ describe('loadConfig', () => {
     expect(message).toContain('DATABASE_URL must start with postgres:// or postgresql://');
     expect(message).toContain('CAIRN_QUERY_MAX_ROWS must be a whole number from 1');
   });
+  it('refuses a master key shorter than 32 characters, since the cursor key derives from it', () => {
+    expect(() => loadConfig({ CAIRN_MASTER_KEY: 'short-key' })).toThrow(
+      /CAIRN_MASTER_KEY must be at least 32 characters/,
+    );
+    expect(loadConfig({ CAIRN_MASTER_KEY: 'k'.repeat(32) }).masterKey).toBe('k'.repeat(32));
+  });
+
+  it('reads every Postgres and HTTP time limit in one place', () => {
+    const config = loadConfig({
+      CAIRN_PG_CONNECT_TIMEOUT_MS: '1500',
+      CAIRN_PG_STATEMENT_TIMEOUT_MS: '2500',
+      CAIRN_PG_IDLE_IN_TRANSACTION_TIMEOUT_MS: '3500',
+      CAIRN_PG_ACQUIRE_TIMEOUT_MS: '4500',
+      CAIRN_HTTP_HEADERS_TIMEOUT_MS: '1000',
+      CAIRN_HTTP_REQUEST_TIMEOUT_MS: '2000',
+      CAIRN_HTTP_KEEPALIVE_TIMEOUT_MS: '3000',
+      CAIRN_HTTP_MAX_CONNECTIONS: '40',
+    });
+    expect(config.postgresTimeouts).toEqual({
+      connectMs: 1500,
+      statementMs: 2500,
+      idleInTransactionMs: 3500,
+      acquireMs: 4500,
+    });
+    expect(config.httpLimits).toEqual({
+      headersTimeoutMs: 1000,
+      requestTimeoutMs: 2000,
+      keepAliveTimeoutMs: 3000,
+      maxConnections: 40,
+    });
+    expect(() => loadConfig({ CAIRN_PG_STATEMENT_TIMEOUT_MS: '1e3' })).toThrow(ConfigError);
+  });
 });

@@ -1,8 +1,6 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type Cairn, startCairn } from '../apps/server/cairn.ts';
-import type { Route } from '../libs/platform/route.ts';
-import { authHeader } from './support/auth.ts';
-import { type TestConfig, testConfig } from './support/engines.ts';
+import { beforeAll, describe, expect, it } from 'vitest';
+import type { Route } from '../libs/http/route.ts';
+import { useCairn } from './support/cairn.ts';
 import { http } from './support/http.ts';
 
 interface Ids {
@@ -35,6 +33,8 @@ const ATTEMPTS: Record<string, (ids: Ids) => Attempt[]> = {
   removeDependency: ({ t1, t2 }) => [{ path: `/api/v1/tasks/${t1}/dependencies/${t2}` }],
   // The metric and dimension catalog names no business's data.
   getQueryCatalog: () => [],
+  // A token's own record names only the businesses it already holds.
+  getOwnToken: () => [],
   runQuery: () => [
     { path: '/api/v1/query', body: { metrics: ['tasks_created'], business: 'alpha' } },
   ],
@@ -44,13 +44,12 @@ const ATTEMPTS: Record<string, (ids: Ids) => Attempt[]> = {
 const NOT_BUSINESS_SCOPED = new Set(['master']);
 
 describe('cross-business matrix', () => {
-  let setup: TestConfig;
-  let cairn: Cairn;
+  const cairn = useCairn({ businesses: ['alpha'] });
   let ids: Ids;
   let b: Record<string, string>;
 
   const snapshot = async () => {
-    const db = cairn.engines.postgres.db;
+    const db = cairn.db;
     return JSON.stringify([
       await db.selectFrom('tasks').selectAll().orderBy('gid').execute(),
       await db.selectFrom('task_dependencies').selectAll().orderBy('id').execute(),
@@ -59,10 +58,8 @@ describe('cross-business matrix', () => {
   };
 
   beforeAll(async () => {
-    setup = await testConfig();
-    cairn = await startCairn({ config: setup.config });
-    const a = await authHeader(cairn, { businesses: ['alpha'] });
-    b = await authHeader(cairn, { businesses: ['beta'] });
+    const a = cairn.auth;
+    b = await cairn.token({ businesses: ['beta'] });
     const create = async (headers: Record<string, string>, business: string) =>
       (await http(cairn.url, 'POST', '/api/v1/tasks', { headers, body: { business, name: 'x' } }))
         .body.data.gid as string;
@@ -76,10 +73,6 @@ describe('cross-business matrix', () => {
       body: { dependencies: [ids.t2] },
     });
     expect(edge.status).toBe(200);
-  });
-  afterAll(async () => {
-    await cairn.close();
-    await setup.cleanup();
   });
 
   it('answers 404 to every reference to business A from a token of business B', async () => {

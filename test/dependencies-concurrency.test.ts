@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Principal } from '../libs/auth/principal.ts';
-import { AppError } from '../libs/platform/errors.ts';
+import { AppError } from '../libs/http/errors.ts';
 import { openPostgres, type Postgres } from '../libs/storage/postgres.ts';
 import { migratePostgres } from '../libs/storage/postgres-migrations.ts';
 import {
@@ -11,6 +11,7 @@ import {
   removeDependency,
 } from '../libs/tasks/dependency.service.ts';
 import { createTask } from '../libs/tasks/task.service.ts';
+import { inTaskUnit } from '../libs/tasks/task-unit.ts';
 import { createTestDatabase, type TestDatabase, tempDir } from './support/engines.ts';
 
 const principal: Principal = {
@@ -40,7 +41,7 @@ describe.each(['postgres', 'pglite'] as const)(
       deps = {
         db: pg.db,
         now: () => new Date(),
-        factsCommitted: () => {},
+        wakeProjector: () => {},
         cursorKey: Buffer.alloc(32, 7),
       };
     });
@@ -49,7 +50,9 @@ describe.each(['postgres', 'pglite'] as const)(
       await database?.drop();
     });
 
-    const task = async (name: string) => (await createTask(deps, { business: 'acme', name })).gid;
+    const task = async (name: string) =>
+      (await inTaskUnit(deps, (trx) => createTask(trx, { business: 'acme', name }, deps.now())))
+        .gid;
     const outcome = (settled: PromiseSettledResult<unknown>) => {
       if (settled.status === 'fulfilled') return 'ok';
       const error = settled.reason as AppError;
@@ -61,15 +64,15 @@ describe.each(['postgres', 'pglite'] as const)(
       for (let round = 0; round < 15; round++) {
         const [a, b, c] = [await task('a'), await task('b'), await task('c')];
         const pair = await Promise.allSettled([
-          addDependencies(deps, a, [b], principal),
-          addDependencies(deps, b, [a], principal),
+          inTaskUnit(deps, (trx) => addDependencies(trx, a, [b], principal, deps.now())),
+          inTaskUnit(deps, (trx) => addDependencies(trx, b, [a], principal, deps.now())),
         ]);
         expect(pair.map(outcome).sort()).toEqual(['conflict', 'ok']);
         // Three tasks: a→b exists (or b→a); adding the other two legs at once must fail one.
         const [x, y] = pair[0]!.status === 'fulfilled' ? [a, b] : [b, a];
         const triangle = await Promise.allSettled([
-          addDependencies(deps, y, [c], principal),
-          addDependencies(deps, c, [x], principal),
+          inTaskUnit(deps, (trx) => addDependencies(trx, y, [c], principal, deps.now())),
+          inTaskUnit(deps, (trx) => addDependencies(trx, c, [x], principal, deps.now())),
         ]);
         expect(triangle.map(outcome).sort()).toEqual(['conflict', 'ok']);
       }
@@ -87,9 +90,11 @@ describe.each(['postgres', 'pglite'] as const)(
       // Stable and churning dependents interleave, so removals happen inside pages being walked.
       const churn: string[] = [];
       for (let i = 0; i < 60; i++) {
-        await addDependencies(deps, stable[i]!, [root], principal);
+        await inTaskUnit(deps, (trx) =>
+          addDependencies(trx, stable[i]!, [root], principal, deps.now()),
+        );
         const extra = await task(`churn ${i}`);
-        await addDependencies(deps, extra, [root], principal);
+        await inTaskUnit(deps, (trx) => addDependencies(trx, extra, [root], principal, deps.now()));
         churn.push(extra);
       }
       let walking = true;
@@ -98,9 +103,14 @@ describe.each(['postgres', 'pglite'] as const)(
         // Bounded, so the walk ends even if the writer outpaces it.
         while (walking && i < 150) {
           const victim = churn.splice(Math.floor(Math.random() * churn.length), 1)[0];
-          if (victim) await removeDependency(deps, victim, root, principal);
+          if (victim)
+            await inTaskUnit(deps, (trx) =>
+              removeDependency(trx, victim, root, principal, deps.now()),
+            );
           const extra = await task(`late ${i++}`);
-          await addDependencies(deps, extra, [root], principal);
+          await inTaskUnit(deps, (trx) =>
+            addDependencies(trx, extra, [root], principal, deps.now()),
+          );
           churn.push(extra);
           // PGlite answers in microtasks: without a real pause the walker would never get in.
           await new Promise((resolve) => setTimeout(resolve, 1));

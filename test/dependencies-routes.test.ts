@@ -1,43 +1,33 @@
 import { sql } from 'kysely';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type Cairn, startCairn } from '../apps/server/cairn.ts';
-import { authHeader } from './support/auth.ts';
-import { type TestConfig, testConfig } from './support/engines.ts';
+import { describe, expect, it } from 'vitest';
+import { useCairn } from './support/cairn.ts';
 import { http } from './support/http.ts';
 
 describe('task dependencies', () => {
-  let setup: TestConfig;
-  let cairn: Cairn;
-  let base: string;
-  let auth: Record<string, string>;
-  beforeAll(async () => {
-    setup = await testConfig();
-    cairn = await startCairn({ config: setup.config });
-    base = cairn.url;
-    auth = await authHeader(cairn, { businesses: ['acme', 'globex'] });
-  });
-  afterAll(async () => {
-    await cairn.close();
-    await setup.cleanup();
-  });
+  const cairn = useCairn({ businesses: ['acme', 'globex'] });
 
   const create = async (name: string, business = 'acme') => {
-    const res = await http(base, 'POST', '/api/v1/tasks', {
+    const res = await http(cairn.url, 'POST', '/api/v1/tasks', {
       body: { business, name },
-      headers: auth,
+      headers: cairn.auth,
     });
     return res.body.data.gid as string;
   };
-  const depend = (gid: string, dependencies: string[], headers = auth) =>
-    http(base, 'POST', `/api/v1/tasks/${gid}/dependencies`, { body: { dependencies }, headers });
+  const depend = (gid: string, dependencies: string[], headers = cairn.auth) =>
+    http(cairn.url, 'POST', `/api/v1/tasks/${gid}/dependencies`, {
+      body: { dependencies },
+      headers,
+    });
   const gids = async (gid: string, listing: 'dependents' | 'dependencies') => {
-    const res = await http(base, 'GET', `/api/v1/tasks/${gid}/${listing}`, { headers: auth });
+    const res = await http(cairn.url, 'GET', `/api/v1/tasks/${gid}/${listing}`, {
+      headers: cairn.auth,
+    });
     expect(res.status).toBe(200);
     return res.body.data.map((t: { gid: string }) => t.gid);
   };
   const factKinds = async (gid: string) =>
     (
-      await cairn.engines.postgres.db
+      await cairn.db
         .selectFrom('outbox')
         .select(['kind', 'payload'])
         .where('task_gid', '=', gid)
@@ -59,14 +49,14 @@ describe('task dependencies', () => {
       ['dependency_added', a],
       ['dependency_added', b],
     ]);
-    const removed = await http(base, 'DELETE', `/api/v1/tasks/${t}/dependencies/${a}`, {
-      headers: auth,
+    const removed = await http(cairn.url, 'DELETE', `/api/v1/tasks/${t}/dependencies/${a}`, {
+      headers: cairn.auth,
     });
     expect(removed.status).toBe(204);
     expect(await gids(t, 'dependencies')).toEqual([b]);
     expect((await factKinds(t)).at(-1)).toEqual(['dependency_removed', a]);
-    const gone = await http(base, 'DELETE', `/api/v1/tasks/${t}/dependencies/${a}`, {
-      headers: auth,
+    const gone = await http(cairn.url, 'DELETE', `/api/v1/tasks/${t}/dependencies/${a}`, {
+      headers: cairn.auth,
     });
     expect(gone.status).toBe(404);
   });
@@ -93,9 +83,9 @@ describe('task dependencies', () => {
   it('answers unknown and hidden dependencies with 404, self and cross-business with 422 at their body loc', async () => {
     const t = await create('t');
     const other = await create('other', 'globex');
-    const hidden = await http(base, 'POST', '/api/v1/tasks', {
+    const hidden = await http(cairn.url, 'POST', '/api/v1/tasks', {
       body: { business: 'initech', name: 'hidden' },
-      headers: await authHeader(cairn, { businesses: ['initech'] }),
+      headers: await cairn.token({ businesses: ['initech'] }),
     });
     const missing = '00000000-0000-4000-8000-000000000000';
     for (const absent of [missing, hidden.body.data.gid]) {
@@ -118,10 +108,10 @@ describe('task dependencies', () => {
     const shapes = await Promise.all([
       depend(t, []),
       depend(t, ['bad gid!']),
-      http(base, 'POST', `/api/v1/tasks/${t}/dependencies`, { body: {}, headers: auth }),
-      http(base, 'POST', `/api/v1/tasks/${t}/dependencies`, {
+      http(cairn.url, 'POST', `/api/v1/tasks/${t}/dependencies`, { body: {}, headers: cairn.auth }),
+      http(cairn.url, 'POST', `/api/v1/tasks/${t}/dependencies`, {
         body: { dependencies: [t], extra: 1 },
-        headers: auth,
+        headers: cairn.auth,
       }),
     ]);
     expect(shapes.map((r) => [r.status, r.body.detail[0].loc, r.body.detail[0].type])).toEqual([
@@ -132,18 +122,23 @@ describe('task dependencies', () => {
     ]);
     const unknownTask = await depend(missing, [t]);
     expect(unknownTask.status).toBe(404);
-    const unknownEdge = await http(base, 'DELETE', `/api/v1/tasks/${t}/dependencies/${missing}`, {
-      headers: auth,
-    });
+    const unknownEdge = await http(
+      cairn.url,
+      'DELETE',
+      `/api/v1/tasks/${t}/dependencies/${missing}`,
+      {
+        headers: cairn.auth,
+      },
+    );
     expect(unknownEdge.status).toBe(404);
-    const badPath = await http(base, 'DELETE', `/api/v1/tasks/${t}/dependencies/bad!gid`, {
-      headers: auth,
+    const badPath = await http(cairn.url, 'DELETE', `/api/v1/tasks/${t}/dependencies/bad!gid`, {
+      headers: cairn.auth,
     });
     expect(badPath.body.detail[0]).toMatchObject({ loc: ['path', 'dependency_gid'] });
   });
 
   it('checks a chain 10,000 deep for cycles', async () => {
-    const db = cairn.engines.postgres.db;
+    const db = cairn.db;
     const depth = 10_000;
     // Built in SQL: 10,000 HTTP calls would only measure HTTP.
     await sql`insert into tasks (gid, business, name)

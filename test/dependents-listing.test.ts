@@ -1,34 +1,26 @@
 import { sql } from 'kysely';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type Cairn, startCairn } from '../apps/server/cairn.ts';
-import { authHeader } from './support/auth.ts';
-import { type TestConfig, testConfig } from './support/engines.ts';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { edgePage } from '../libs/tasks/dependency.repository.ts';
+import { useCairn } from './support/cairn.ts';
 import { http } from './support/http.ts';
 
 describe('GET /api/v1/tasks/{gid}/dependents', () => {
-  let setup: TestConfig;
-  let cairn: Cairn;
-  let base: string;
-  let auth: Record<string, string>;
   let root: string;
   let other: string;
   const dependents: string[] = [];
+  const cairn = useCairn({ businesses: ['acme'] });
   beforeAll(async () => {
-    setup = await testConfig();
-    cairn = await startCairn({ config: setup.config });
-    base = cairn.url;
-    auth = await authHeader(cairn, { businesses: ['acme'] });
     const create = async (name: string) =>
       (
-        await http(base, 'POST', '/api/v1/tasks', {
+        await http(cairn.url, 'POST', '/api/v1/tasks', {
           body: { business: 'acme', name },
-          headers: auth,
+          headers: cairn.auth,
         })
       ).body.data.gid as string;
     root = await create('root');
     other = await create('other');
     // Added in a shuffled gid order: the listing follows the order edges were added, not gids.
-    const db = cairn.engines.postgres.db;
+    const db = cairn.db;
     await sql`insert into tasks (gid, business, name, status)
       select 'dep-' || lpad(((i * 7919) % 250)::text, 3, '0'), 'acme', 'dependent ' || i, 'in_progress'
       from generate_series(0, 249) as i`.execute(db);
@@ -37,19 +29,15 @@ describe('GET /api/v1/tasks/{gid}/dependents', () => {
     await sql`insert into task_dependencies (task_gid, dependency_gid, business)
       select 'dep-' || lpad(((i * 7919) % 250)::text, 3, '0'), ${root}, 'acme'
       from generate_series(0, 249) as i order by i`.execute(db);
-    await http(base, 'POST', `/api/v1/tasks/${other}/dependencies`, {
+    await http(cairn.url, 'POST', `/api/v1/tasks/${other}/dependencies`, {
       body: { dependencies: [root] },
-      headers: auth,
+      headers: cairn.auth,
     });
     dependents.push(other);
   });
-  afterAll(async () => {
-    await cairn.close();
-    await setup.cleanup();
-  });
 
   const page = (query: string, gid = root) =>
-    http(base, 'GET', `/api/v1/tasks/${gid}/dependents${query}`, { headers: auth });
+    http(cairn.url, 'GET', `/api/v1/tasks/${gid}/dependents${query}`, { headers: cairn.auth });
 
   it('defaults to 100 per page and walks every dependent once, in the order edges were added', async () => {
     const first = await page('');
@@ -134,33 +122,45 @@ describe('GET /api/v1/tasks/{gid}/dependents', () => {
       expect(res.headers.get('content-type')).toMatch(/^application\/json/);
       expect(res.body.detail).toEqual([expect.objectContaining({ loc: ['query', loc], type })]);
     }
-    const path = await http(base, 'GET', '/api/v1/tasks/no!pe/dependents', { headers: auth });
+    const path = await http(cairn.url, 'GET', '/api/v1/tasks/no!pe/dependents', {
+      headers: cairn.auth,
+    });
     expect(path.body.detail[0]).toMatchObject({ loc: ['path', 'gid'] });
   });
 
   it("refuses a tampered, garbled, foreign or other listing's cursor at query.offset", async () => {
     const cursor: string = (await page('?limit=3')).body.pagination.next_offset;
-    const [version, payload, mac] = cursor.split('.') as [string, string, string];
-    const forged = Buffer.from(JSON.stringify(['dependents', root, 200])).toString('base64url');
+    const [version, payload] = cursor.split('.') as [string, string];
+    const sealed = Buffer.from(payload, 'base64url');
+    // One bit flipped in the ciphertext, in the tag, and a cursor cut short.
+    const flipped = (at: number) => {
+      const copy = Buffer.from(sealed);
+      copy[at] = (copy[at] as number) ^ 1;
+      return `${version}.${copy.toString('base64url')}`;
+    };
+    // The old signed, readable form is no longer accepted.
+    const legacy = `c1.${Buffer.from(JSON.stringify(['dependents', root, 200])).toString('base64url')}.AAAA`;
     const otherTask = (
-      await http(base, 'GET', `/api/v1/tasks/${dependents[0]}/dependencies`, {
-        headers: auth,
+      await http(cairn.url, 'GET', `/api/v1/tasks/${dependents[0]}/dependencies`, {
+        headers: cairn.auth,
       })
     ).body;
     expect(otherTask.data.map((t: { gid: string }) => t.gid)).toEqual([root]);
     const dependenciesCursor = (
-      await http(base, 'GET', `/api/v1/tasks/${dependents[0]}/dependents?limit=1`, {
-        headers: auth,
+      await http(cairn.url, 'GET', `/api/v1/tasks/${dependents[0]}/dependents?limit=1`, {
+        headers: cairn.auth,
       })
     ).body.pagination.next_offset;
     expect(dependenciesCursor).toBeNull();
     const foreign = (await page('?limit=1', root)).body.pagination.next_offset as string;
     for (const bad of [
       'garbage',
-      `${version}.${payload}`,
-      `${version}.${forged}.${mac}`,
-      `${version}.${payload}.${mac.slice(0, -2)}AA`,
-      `c9.${payload}.${mac}`,
+      `${version}.`,
+      flipped(14),
+      flipped(sealed.length - 1),
+      `${version}.${sealed.subarray(0, sealed.length - 1).toString('base64url')}`,
+      `c9.${payload}`,
+      legacy,
       `${cursor}.extra`,
     ]) {
       const res = await page(`?offset=${encodeURIComponent(bad)}`);
@@ -174,13 +174,47 @@ describe('GET /api/v1/tasks/{gid}/dependents', () => {
     expect(elsewhere.status).toBe(422);
     expect(elsewhere.body.detail[0].loc).toEqual(['query', 'offset']);
     const crossListing = await http(
-      base,
+      cairn.url,
       'GET',
       `/api/v1/tasks/${root}/dependencies?offset=${encodeURIComponent(foreign)}`,
-      { headers: auth },
+      { headers: cairn.auth },
     );
     expect(crossListing.status).toBe(422);
     expect(crossListing.body.detail[0].loc).toEqual(['query', 'offset']);
+  });
+
+  it('keeps the position secret: a cursor does not show the edge id it names', async () => {
+    const first: string = (await page('?limit=1')).body.pagination.next_offset;
+    const second: string = (await page('?limit=1')).body.pagination.next_offset;
+    // Sealed afresh each time (random nonce), so two cursors for one position differ…
+    expect(first).not.toBe(second);
+    // …and neither carries readable JSON or digits of the position.
+    const bytes = Buffer.from(first.split('.')[1] as string, 'base64url').toString('latin1');
+    expect(bytes).not.toContain(root);
+    expect(bytes).not.toContain('dependents');
+    // Both page on to the same place.
+    const [a, b] = await Promise.all([
+      page(`?limit=1&offset=${encodeURIComponent(first)}`),
+      page(`?limit=1&offset=${encodeURIComponent(second)}`),
+    ]);
+    expect(a.body.data).toEqual(b.body.data);
+  });
+
+  it('reads no page of a task the caller may not see: the permission is in the page query', async () => {
+    const base = { afterId: 0, limit: 10, columns: [] as const };
+    const seen = await edgePage(cairn.db, 'dependents', root, { ...base, businesses: ['acme'] });
+    expect(seen.business).toBe('acme');
+    expect(seen.rows.length).toBe(10);
+    const hidden = await edgePage(cairn.db, 'dependents', root, {
+      ...base,
+      businesses: ['umbrella'],
+    });
+    expect(hidden).toEqual({ business: undefined, rows: [] });
+    const missing = await edgePage(cairn.db, 'dependents', 'no-such-task', {
+      ...base,
+      businesses: ['acme'],
+    });
+    expect(missing).toEqual(hidden);
   });
 
   it('lists every bad query member in one answer', async () => {
@@ -195,8 +229,8 @@ describe('GET /api/v1/tasks/{gid}/dependents', () => {
 
   it('answers an unknown or hidden task with 404', async () => {
     expect((await page('', '00000000-0000-4000-8000-000000000000')).status).toBe(404);
-    const stranger = await authHeader(cairn, { businesses: ['globex'] });
-    const hidden = await http(base, 'GET', `/api/v1/tasks/${root}/dependents`, {
+    const stranger = await cairn.token({ businesses: ['globex'] });
+    const hidden = await http(cairn.url, 'GET', `/api/v1/tasks/${root}/dependents`, {
       headers: stranger,
     });
     expect(hidden.status).toBe(404);

@@ -16,7 +16,10 @@ async function sourceFiles(dir: string): Promise<string[]> {
 describe('docker-compose.yml', () => {
   it('parses and runs the whole stack: engines, api, projector, prometheus, grafana', async () => {
     const compose = await load();
-    expect(Object.keys(compose.services).sort()).toEqual(
+    const always = Object.entries(compose.services)
+      .filter(([, service]: [string, any]) => service.profiles === undefined)
+      .map(([name]) => name);
+    expect(always.sort()).toEqual(
       ['api', 'clickhouse', 'grafana', 'postgres', 'projector', 'prometheus', 'redis'].sort(),
     );
     expect(compose.services.api.environment).toMatchObject({
@@ -101,5 +104,108 @@ describe('docker-compose.yml', () => {
       expect(metrics.length, expr).toBeGreaterThan(0);
       for (const metric of metrics) expect(defined, `${metric} in ${expr}`).toContain(metric);
     }
+  });
+
+  it('has a "cluster" profile: Keeper, two replicas of one shard, Cairn in cluster mode', async () => {
+    const compose = await load();
+    const cluster = Object.entries(compose.services)
+      .filter(([, service]: [string, any]) => service.profiles?.includes('cluster'))
+      .map(([name]) => name);
+    expect(cluster.sort()).toEqual(
+      ['api-cluster', 'clickhouse-1', 'clickhouse-2', 'keeper', 'projector-cluster'].sort(),
+    );
+    for (const role of ['api', 'projector']) {
+      const service = compose.services[`${role}-cluster`];
+      expect(service.environment).toMatchObject({
+        CAIRN_ROLE: role,
+        CLICKHOUSE_CLUSTER: 'cairn',
+        CLICKHOUSE_URL: expect.stringMatching(/^http:\/\/cairn:cairn@clickhouse-[12]:8123\//),
+      });
+      expect(service.build).toEqual(compose.services.api.build);
+      expect(Object.keys(service.depends_on)).toEqual(
+        expect.arrayContaining(['clickhouse-1', 'clickhouse-2']),
+      );
+    }
+    expect(compose.services['api-cluster'].ports).toEqual(['8081:8080']);
+    const replicas = ['clickhouse-1', 'clickhouse-2'].map((name) => compose.services[name]);
+    expect(replicas.map((r) => r.environment.CLICKHOUSE_REPLICA)).toEqual([
+      'clickhouse-1',
+      'clickhouse-2',
+    ]);
+    expect(replicas.map((r) => r.hostname)).toEqual(['clickhouse-1', 'clickhouse-2']);
+    expect(new Set(replicas.map((r) => r.volumes[0]!.split(':')[0])).size).toBe(2);
+    for (const replica of replicas) expect(replica.configs[0].source).toBe('clickhouse-cluster');
+
+    // The cluster named in CLICKHOUSE_CLUSTER, with both replicas, Keeper and the macros the
+    // generated ReplicatedMergeTree paths use ({shard}, {replica}).
+    const xml = compose.configs['clickhouse-cluster'].content as string;
+    expect(xml).toMatch(/<remote_servers>\s*<cairn>\s*<shard>/);
+    expect(xml).toContain('<internal_replication>true</internal_replication>');
+    expect(xml.match(/<replica><host>clickhouse-[12]<\/host><port>9000<\/port>/g)).toHaveLength(2);
+    expect(xml).toContain(
+      '<zookeeper><node><host>keeper</host><port>9181</port></node></zookeeper>',
+    );
+    expect(xml).toMatch(
+      /<macros>\s*<shard>1<\/shard>\s*<replica from_env="CLICKHOUSE_REPLICA" \/>/,
+    );
+    const keeper = compose.configs.keeper.content as string;
+    expect(keeper).toContain('<tcp_port>9181</tcp_port>');
+    expect(keeper).toContain('<hostname>keeper</hostname>');
+    for (const volume of ['keeper-data', 'clickhouse-1-data', 'clickhouse-2-data'])
+      expect(compose.volumes).toHaveProperty(volume);
+  });
+});
+
+describe('apps/server/Dockerfile', () => {
+  const lines = async () =>
+    (await fs.readFile('apps/server/Dockerfile', 'utf8'))
+      .replace(/\\\n\s*/g, '')
+      .split('\n')
+      .filter((line) => line.trim() !== '' && !line.startsWith('#'));
+
+  it('installs runtime dependencies only, without chDB, and runs as a non-root user', async () => {
+    const file = await lines();
+    const from = file.filter((line) => line.startsWith('FROM '));
+    expect(from).toEqual([
+      'FROM node:24-bookworm-slim AS dependencies',
+      'FROM node:24-bookworm-slim',
+    ]);
+    expect(file).toContain(
+      'RUN npm ci --omit=dev --omit=optional --ignore-scripts --no-audit --no-fund && npm cache clean --force',
+    );
+    const manifest = JSON.parse(await fs.readFile('package.json', 'utf8'));
+    expect(manifest.optionalDependencies).toHaveProperty('chdb');
+    expect(manifest.dependencies).not.toHaveProperty('chdb');
+    expect(manifest.dependencies).not.toHaveProperty('tsx');
+    // Only what runs: no tests, benches or tooling in the image.
+    const copies = file.filter((line) => line.startsWith('COPY '));
+    expect(copies).toEqual([
+      'COPY package.json package-lock.json ./',
+      'COPY --from=dependencies /app/node_modules ./node_modules',
+      'COPY package.json ./',
+      'COPY apps ./apps',
+      'COPY libs ./libs',
+      'COPY sql ./sql',
+    ]);
+    const user = file.findLast((line) => line.startsWith('USER '));
+    expect(user).toBe('USER node');
+    expect(file.indexOf(user!)).toBeGreaterThan(file.indexOf('COPY sql ./sql'));
+    const ignored = (await fs.readFile('.dockerignore', 'utf8')).split('\n');
+    expect(ignored).toEqual(expect.arrayContaining(['node_modules', '.data', '.git']));
+  });
+
+  it('runs TypeScript with Node’s own type stripping and checks its health', async () => {
+    const file = await lines();
+    expect(file.at(-1)).toBe('CMD ["node", "apps/server/main.ts"]');
+    expect(file.join('\n')).not.toMatch(/\btsx\b|\bnpm start\b/);
+    const health = file.find((line) => line.startsWith('HEALTHCHECK '));
+    expect(health).toMatch(
+      /^HEALTHCHECK --interval=\d+s --timeout=\d+s --start-period=\d+s --retries=\d+ CMD \["node", "-e", ".*\/healthz/,
+    );
+    expect(file).toContain('ENV NODE_ENV=production HOST=0.0.0.0 PORT=8080');
+    // Type stripping runs only erasable TypeScript; the compiler holds the code to it.
+    const tsconfig = await fs.readFile('tsconfig.json', 'utf8');
+    expect(tsconfig).toContain('"erasableSyntaxOnly": true');
+    expect(tsconfig).toContain('"verbatimModuleSyntax": true');
   });
 });

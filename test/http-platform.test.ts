@@ -1,26 +1,11 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type Cairn, startCairn } from '../apps/server/cairn.ts';
-import { authHeader } from './support/auth.ts';
-import { type TestConfig, testConfig } from './support/engines.ts';
+import { describe, expect, it } from 'vitest';
+import { useCairn } from './support/cairn.ts';
 import { http } from './support/http.ts';
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/;
 
 describe('HTTP platform conventions', () => {
-  let setup: TestConfig;
-  let cairn: Cairn;
-  let base: string;
-  let auth: Record<string, string>;
-  beforeAll(async () => {
-    setup = await testConfig();
-    cairn = await startCairn({ config: setup.config });
-    base = cairn.url!;
-    auth = await authHeader(cairn, { businesses: ['acme'] });
-  });
-  afterAll(async () => {
-    await cairn.close();
-    await setup.cleanup();
-  });
+  const cairn = useCairn({ businesses: ['acme'] });
 
   const expectProblem = (
     res: Awaited<ReturnType<typeof http>>,
@@ -41,9 +26,9 @@ describe('HTTP platform conventions', () => {
 
   it('echoes a UUID v4 X-Request-ID into the header and meta.request_id', async () => {
     const id = '3f2b8c1e-9d4a-4f6b-8a7c-1e2d3c4b5a69';
-    const res = await http(base, 'POST', '/api/v1/tasks', {
+    const res = await http(cairn.url, 'POST', '/api/v1/tasks', {
       body: { business: 'acme', name: 'Ship it' },
-      headers: { 'X-Request-ID': id, ...auth },
+      headers: { 'X-Request-ID': id, ...cairn.auth },
     });
     expect(res.status).toBe(201);
     expect(res.headers.get('x-request-id')).toBe(id);
@@ -58,7 +43,7 @@ describe('HTTP platform conventions', () => {
       '3f2b8c1e-9d4a-1f6b-8a7c-1e2d3c4b5a69',
       '<script>',
     ]) {
-      const res = await http(base, 'GET', '/healthz', {
+      const res = await http(cairn.url, 'GET', '/healthz', {
         headers: sent ? { 'X-Request-ID': sent } : {},
       });
       const id = res.headers.get('x-request-id');
@@ -68,9 +53,9 @@ describe('HTTP platform conventions', () => {
   });
 
   it('answers bad input with the 422 detail array as plain JSON', async () => {
-    const res = await http(base, 'POST', '/api/v1/query', {
+    const res = await http(cairn.url, 'POST', '/api/v1/query', {
       body: { metrics: ['tasks_created', 7], dimensions: 'day', period: 'someday', colour: 'red' },
-      headers: auth,
+      headers: cairn.auth,
     });
     expect(res.status).toBe(422);
     expect(res.headers.get('content-type')).toMatch(/^application\/json/);
@@ -85,34 +70,39 @@ describe('HTTP platform conventions', () => {
   });
 
   it('reports missing members, an empty body and a non-object body at the right loc', async () => {
-    const missing = await http(base, 'POST', '/api/v1/query', { body: {}, headers: auth });
+    const missing = await http(cairn.url, 'POST', '/api/v1/query', {
+      body: {},
+      headers: cairn.auth,
+    });
     expect(missing.body.detail).toEqual([
       { loc: ['body', 'metrics'], msg: 'Field required', type: 'missing' },
     ]);
-    const empty = await http(base, 'POST', '/api/v1/query', {
+    const empty = await http(cairn.url, 'POST', '/api/v1/query', {
       body: { metrics: [] },
-      headers: auth,
+      headers: cairn.auth,
     });
     expect(empty.body.detail).toEqual([
       { loc: ['body', 'metrics'], msg: 'List should have at least 1 item', type: 'too_short' },
     ]);
-    const none = await http(base, 'POST', '/api/v1/query', { headers: auth });
+    const none = await http(cairn.url, 'POST', '/api/v1/query', { headers: cairn.auth });
     expect(none.status).toBe(422);
     expect(none.body.detail).toEqual([{ loc: ['body'], msg: 'Field required', type: 'missing' }]);
-    const array = await http(base, 'POST', '/api/v1/query', {
+    const array = await http(cairn.url, 'POST', '/api/v1/query', {
       body: ['tasks_created'],
-      headers: auth,
+      headers: cairn.auth,
     });
     expect(array.body.detail[0]).toMatchObject({ loc: ['body'], type: 'model_attributes_type' });
-    const tz = await http(base, 'POST', '/api/v1/query', {
+    const tz = await http(cairn.url, 'POST', '/api/v1/query', {
       body: { metrics: ['tasks_created'], timezone: 'Mars/Olympus' },
-      headers: auth,
+      headers: cairn.auth,
     });
     expect(tz.body.detail[0]).toMatchObject({ loc: ['body', 'timezone'] });
   });
 
   it('validates path parameters', async () => {
-    const res = await http(base, 'GET', `/api/v1/tasks/${'x'.repeat(65)}`, { headers: auth });
+    const res = await http(cairn.url, 'GET', `/api/v1/tasks/${'x'.repeat(65)}`, {
+      headers: cairn.auth,
+    });
     expect(res.status).toBe(422);
     expect(res.body.detail[0]).toMatchObject({
       loc: ['path', 'gid'],
@@ -121,66 +111,77 @@ describe('HTTP platform conventions', () => {
   });
 
   it('turns malformed JSON into a 400 problem', async () => {
-    const res = await http(base, 'POST', '/api/v1/query', {
+    const res = await http(cairn.url, 'POST', '/api/v1/query', {
       raw: '{"metrics": [',
-      headers: { 'content-type': 'application/json', ...auth },
+      headers: { 'content-type': 'application/json', ...cairn.auth },
     });
     expectProblem(res, 400, '/api/v1/query');
   });
 
   it('turns a body over 1 MiB into a 413 problem', async () => {
-    const res = await http(base, 'POST', '/api/v1/tasks', {
+    const res = await http(cairn.url, 'POST', '/api/v1/tasks', {
       body: { business: 'acme', name: 'x'.repeat(1_100_000) },
-      headers: auth,
+      headers: cairn.auth,
     });
     expectProblem(res, 413, '/api/v1/tasks');
   });
 
   it('refuses a non-JSON body with 415', async () => {
-    const res = await http(base, 'POST', '/api/v1/tasks', {
+    const res = await http(cairn.url, 'POST', '/api/v1/tasks', {
       raw: 'business=acme',
-      headers: { 'content-type': 'application/x-www-form-urlencoded', ...auth },
+      headers: { 'content-type': 'application/x-www-form-urlencoded', ...cairn.auth },
     });
     expectProblem(res, 415, '/api/v1/tasks');
   });
 
   it('answers unknown routes, unknown API versions and unknown tasks with 404 problems', async () => {
-    expectProblem(await http(base, 'GET', '/api/v1/nothing-here'), 404, '/api/v1/nothing-here');
-    const v2 = await http(base, 'POST', '/api/v2/query', {
+    expectProblem(
+      await http(cairn.url, 'GET', '/api/v1/nothing-here'),
+      404,
+      '/api/v1/nothing-here',
+    );
+    const v2 = await http(cairn.url, 'POST', '/api/v2/query', {
       body: { metrics: ['tasks_created'] },
-      headers: auth,
+      headers: cairn.auth,
     });
     expectProblem(v2, 404, '/api/v2/query');
     expect(v2.body.detail).toContain('v2');
-    const unknown = await http(base, 'GET', '/api/v1/tasks/unknown-gid', { headers: auth });
+    const unknown = await http(cairn.url, 'GET', '/api/v1/tasks/unknown-gid', {
+      headers: cairn.auth,
+    });
     expectProblem(unknown, 404, '/api/v1/tasks/unknown-gid');
   });
 
   it('answers a known path with the wrong method with 405 and Allow', async () => {
-    const res = await http(base, 'DELETE', '/api/v1/query');
+    const res = await http(cairn.url, 'DELETE', '/api/v1/query');
     expectProblem(res, 405, '/api/v1/query');
     expect(res.headers.get('allow')).toBe('POST');
   });
 
   it('hides internals on a 500', async () => {
-    await cairn.engines.postgres.db.schema.alterTable('tasks').renameTo('tasks_gone').execute();
+    await cairn.db.schema.alterTable('tasks').renameTo('tasks_gone').execute();
     try {
-      const res = await http(base, 'POST', '/api/v1/tasks', {
+      const res = await http(cairn.url, 'POST', '/api/v1/tasks', {
         body: { business: 'acme', name: 'x' },
-        headers: auth,
+        headers: cairn.auth,
       });
       expectProblem(res, 500, '/api/v1/tasks');
       expect(res.text).not.toMatch(/tasks_gone|relation|select|insert|at .*\.ts/i);
     } finally {
-      await cairn.engines.postgres.db.schema.alterTable('tasks_gone').renameTo('tasks').execute();
+      await cairn.db.schema.alterTable('tasks_gone').renameTo('tasks').execute();
     }
   });
 
   it('reports liveness and readiness of every engine', async () => {
-    expect((await http(base, 'GET', '/healthz')).body.status).toBe('ok');
-    const ready = await http(base, 'GET', '/readyz');
+    expect((await http(cairn.url, 'GET', '/healthz')).body.status).toBe('ok');
+    const ready = await http(cairn.url, 'GET', '/readyz');
     expect(ready.status).toBe(200);
-    expect(ready.body.checks).toEqual({ postgres: 'ok', clickhouse: 'ok', queue: 'ok' });
+    expect(ready.body.checks).toEqual({
+      postgres: 'ok',
+      clickhouse: 'ok',
+      queue: 'ok',
+      query_cache: 'ok',
+    });
     expect(ready.headers.get('x-powered-by')).toBeNull();
   });
 });

@@ -1,51 +1,39 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type Cairn, startCairn } from '../apps/server/cairn.ts';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { issueToken } from '../libs/auth/token.service.ts';
-import { requestFingerprint } from '../libs/platform/idempotency-fingerprint.ts';
-import { ALL_SCOPES, masterHeader } from './support/auth.ts';
-import { type TestConfig, testConfig, uniqueName } from './support/engines.ts';
+import { requestFingerprint } from '../libs/idempotency/idempotency-fingerprint.ts';
+import { ALL_SCOPES } from './support/auth.ts';
+import { useCairn } from './support/cairn.ts';
+import { uniqueName } from './support/engines.ts';
 import { http } from './support/http.ts';
 
 describe('Idempotency-Key', () => {
-  let setup: TestConfig;
-  let cairn: Cairn;
-  let base: string;
   let clock = new Date('2026-11-22T10:00:00.000Z');
+  const cairn = useCairn({
+    env: { CAIRN_MASTER_KEY: 'idempotency-master-key-0123456789' },
+    now: () => clock,
+  });
   let alice: { id: string; headers: Record<string, string> };
   let bob: { id: string; headers: Record<string, string> };
 
   const token = async (name: string) => {
     const issued = await issueToken(
-      cairn.engines.postgres.db,
+      cairn.db,
       { name, scopes: ALL_SCOPES, businesses: ['acme'] },
       clock,
     );
     return { id: issued.id, headers: { Authorization: `Bearer ${issued.token}` } };
   };
   const post = (path: string, body: unknown, who: Record<string, string>, key?: string) =>
-    http(base, 'POST', path, {
+    http(cairn.url, 'POST', path, {
       body,
       headers: { ...who, ...(key === undefined ? {} : { 'Idempotency-Key': key }) },
     });
   const tasksNamed = async (name: string) =>
-    (
-      await cairn.engines.postgres.db
-        .selectFrom('tasks')
-        .select('gid')
-        .where('name', '=', name)
-        .execute()
-    ).length;
+    (await cairn.db.selectFrom('tasks').select('gid').where('name', '=', name).execute()).length;
 
   beforeAll(async () => {
-    setup = await testConfig({ CAIRN_MASTER_KEY: 'idempotency-master-key-0123456789' });
-    cairn = await startCairn({ config: setup.config, now: () => clock });
-    base = cairn.url;
     alice = await token('alice');
     bob = await token('bob');
-  });
-  afterAll(async () => {
-    await cairn.close();
-    await setup.cleanup();
   });
 
   it('replays the first response, status, body and Location, without writing again', async () => {
@@ -105,7 +93,7 @@ describe('Idempotency-Key', () => {
     const body = { business: 'elsewhere', name: uniqueName('fail') };
     expect((await post('/api/v1/tasks', body, alice.headers, 'k-fail')).status).toBe(404);
     expect((await post('/api/v1/tasks', body, alice.headers, 'k-fail')).status).toBe(404);
-    const rows = await cairn.engines.postgres.db
+    const rows = await cairn.db
       .selectFrom('idempotency_keys')
       .selectAll()
       .where('key', '=', 'k-fail')
@@ -124,12 +112,12 @@ describe('Idempotency-Key', () => {
 
   it('replays token creation without keeping the token in clear', async () => {
     const body = { name: uniqueName('tok'), scopes: ['analytics:read'], businesses: ['acme'] };
-    const first = await post('/api/v1/tokens', body, masterHeader(cairn), 't-1');
+    const first = await post('/api/v1/tokens', body, cairn.master, 't-1');
     expect(first.status).toBe(201);
-    const again = await post('/api/v1/tokens', body, masterHeader(cairn), 't-1');
+    const again = await post('/api/v1/tokens', body, cairn.master, 't-1');
     expect(again.headers.get('idempotent-replayed')).toBe('true');
     expect(again.body.data.token).toBe(first.body.data.token);
-    const db = cairn.engines.postgres.db;
+    const db = cairn.db;
     const issued = await db
       .selectFrom('api_tokens')
       .select('id')
@@ -154,7 +142,7 @@ describe('Idempotency-Key', () => {
       body,
     });
     const claim = (key: string, createdAt: Date) =>
-      cairn.engines.postgres.db
+      cairn.db
         .insertInto('idempotency_keys')
         .values({
           principal: `token:${alice.id}`,
@@ -216,7 +204,7 @@ describe('Idempotency-Key', () => {
     );
     expect(later.status).toBe(201);
     expect(later.headers.get('idempotent-replayed')).toBeNull();
-    const expired = await cairn.engines.postgres.db
+    const expired = await cairn.db
       .selectFrom('idempotency_keys')
       .select('key')
       .where('expires_at', '<=', clock)

@@ -1,31 +1,21 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type Cairn, startCairn } from '../apps/server/cairn.ts';
+import { describe, expect, it } from 'vitest';
 import { createLogger } from '../libs/observability/logger.ts';
-import { authHeader } from './support/auth.ts';
-import { type TestConfig, testConfig, waitFor } from './support/engines.ts';
+import { useCairn } from './support/cairn.ts';
+import { waitFor } from './support/engines.ts';
 import { http } from './support/http.ts';
-import { parseMetrics, type Sample, sampleValue } from './support/prometheus.ts';
+import { parseMetrics, promtoolCheck, type Sample, sampleValue } from './support/prometheus.ts';
 
 describe('GET /metrics and request logs after real traffic', () => {
-  let setup: TestConfig;
-  let cairn: Cairn;
-  let auth: Record<string, string>;
   const logLines: string[] = [];
-
-  beforeAll(async () => {
+  const cairn = useCairn({
     // One row per answer, so a two-business query is truncated: a warning to count.
-    setup = await testConfig({ CAIRN_QUERY_MAX_ROWS: '1' });
-    const logger = createLogger('info', {
+    env: { CAIRN_QUERY_MAX_ROWS: '1' },
+    logger: createLogger('info', {
       write: (line: string) => {
         logLines.push(line);
       },
-    });
-    cairn = await startCairn({ config: setup.config, logger });
-    auth = await authHeader(cairn, { businesses: ['m_one', 'm_two'] });
-  });
-  afterAll(async () => {
-    await cairn.close();
-    await setup.cleanup();
+    }),
+    businesses: ['m_one', 'm_two'],
   });
 
   let samples: Sample[];
@@ -36,25 +26,36 @@ describe('GET /metrics and request logs after real traffic', () => {
     for (const business of ['m_one', 'm_two', 'm_two']) {
       const created = await http(cairn.url, 'POST', '/api/v1/tasks', {
         body: { business, name: 'secret-task-name-123' },
-        headers: auth,
+        headers: cairn.auth,
       });
       expect(created.status).toBe(201);
       gids.push(created.body.data.gid);
     }
     for (const gid of gids) {
-      expect((await http(cairn.url, 'GET', `/api/v1/tasks/${gid}`, { headers: auth })).status).toBe(
-        200,
-      );
+      expect(
+        (await http(cairn.url, 'GET', `/api/v1/tasks/${gid}`, { headers: cairn.auth })).status,
+      ).toBe(200);
     }
     expect((await http(cairn.url, 'GET', '/no/such/place/42')).status).toBe(404);
     expect((await http(cairn.url, 'GET', `/api/v1/tasks/${gids[0]}`)).status).toBe(401);
     const query = { metrics: ['tasks_created'], dimensions: ['business'], period: 'today' };
     await waitFor(async () => {
-      const res = await http(cairn.url, 'POST', '/api/v1/query', { body: query, headers: auth });
+      const res = await http(cairn.url, 'POST', '/api/v1/query', {
+        body: query,
+        headers: cairn.auth,
+      });
       return res.body?.metadata?.total_rows === 2;
     });
 
-    const scrape = await http(cairn.url, 'GET', '/metrics');
+    // Both businesses answering does not mean all three facts are in: wait for the third.
+    const scrape = await waitFor(async () => {
+      const res = await http(cairn.url, 'GET', '/metrics');
+      const projected = sampleValue(
+        parseMetrics(res.text),
+        'cairn_projector_facts_projected_total',
+      );
+      return projected >= 3 && res;
+    });
     expect(scrape.status).toBe(200);
     expect(scrape.headers.get('content-type')).toContain('text/plain');
     text = scrape.text;
@@ -108,9 +109,16 @@ describe('GET /metrics and request logs after real traffic', () => {
     }
   });
 
+  it('passes `promtool check metrics`', () => {
+    expect(samples.length).toBeGreaterThan(50);
+    expect(promtoolCheck(text)).toBe('');
+  });
+
   it('writes one JSON log line per request, without tokens or bodies', async () => {
     const requests = logLines.map((line) => JSON.parse(line)).filter((e) => e.msg === 'request');
-    const fetched = await http(cairn.url, 'GET', `/api/v1/tasks/${gids[0]}`, { headers: auth });
+    const fetched = await http(cairn.url, 'GET', `/api/v1/tasks/${gids[0]}`, {
+      headers: cairn.auth,
+    });
     const id = fetched.headers.get('x-request-id');
     const line = await waitFor(async () =>
       logLines.map((l) => JSON.parse(l)).find((e) => e.msg === 'request' && e.request_id === id),
@@ -124,7 +132,35 @@ describe('GET /metrics and request logs after real traffic', () => {
     expect(typeof line.duration_ms).toBe('number');
     expect(requests.filter((e) => e.route === '/api/v1/tasks' && e.status === 201)).toHaveLength(3);
     const all = logLines.join('\n');
-    expect(all).not.toContain(auth.Authorization!.replace('Bearer ', ''));
+    expect(all).not.toContain(cairn.auth.Authorization!.replace('Bearer ', ''));
     expect(all).not.toContain('secret-task-name-123');
+  });
+});
+
+describe('route labels of requests refused before routing', () => {
+  const cairn = useCairn({ rateLimits: { anonymous: 1 } });
+
+  it('names what was asked for (/docs, /openapi.json, an asset), not "unmatched"', async () => {
+    expect((await http(cairn.url, 'GET', '/openapi.json')).status).toBe(200);
+    for (const path of ['/openapi.json', '/nowhere'])
+      expect((await http(cairn.url, 'GET', path)).status, path).toBe(429);
+    // Pages and their assets are not charged, so they are answered; their labels still count.
+    const page = await http(cairn.url, 'GET', '/docs');
+    const asset = /href="(\/docs\/assets\/[^"]+\.css)"/.exec(page.text)?.[1];
+    expect(asset).toBeDefined();
+    expect((await http(cairn.url, 'GET', asset!)).status).toBe(200);
+    expect((await http(cairn.url, 'HEAD', '/docs')).status).toBe(200);
+
+    const scrape = await http(cairn.url, 'GET', '/metrics');
+    const samples = parseMetrics(scrape.text);
+    const count = (route: string, status: string, method = 'GET') =>
+      sampleValue(samples, 'http_request_duration_seconds_count', { method, route, status });
+    expect(count('/openapi.json', '429')).toBe(1);
+    expect(count('/docs', '200')).toBe(1);
+    expect(count('/docs', '200', 'HEAD')).toBe(1);
+    expect(count('/docs/assets/:bundle/:file', '200')).toBe(1);
+    expect(count('unmatched', '429')).toBe(1);
+    expect(scrape.text).not.toContain(asset!);
+    expect(promtoolCheck(scrape.text)).toBe('');
   });
 });

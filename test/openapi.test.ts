@@ -1,35 +1,25 @@
 import SwaggerParser from '@apidevtools/swagger-parser';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type Cairn, startCairn } from '../apps/server/cairn.ts';
-import { toOpenApiPath } from '../libs/platform/openapi.ts';
-import { authHeader, masterHeader } from './support/auth.ts';
-import { type TestConfig, testConfig } from './support/engines.ts';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { toOpenApiPath } from '../libs/http/openapi.ts';
+import { useCairn } from './support/cairn.ts';
 import { http } from './support/http.ts';
 import { openApiValidator } from './support/openapi-validator.ts';
 
 const METHODS = ['get', 'post', 'put', 'delete', 'patch'];
 
 describe('GET /openapi.json', () => {
-  let setup: TestConfig;
-  let cairn: Cairn;
-  let base: string;
   let doc: any;
   let expectDocumented: ReturnType<typeof openApiValidator>;
-  let auth: Record<string, string>;
+  const cairn = useCairn({
+    env: { CAIRN_MASTER_KEY: 'openapi-master-key-0123456789abcd' },
+    businesses: ['oa'],
+  });
   beforeAll(async () => {
-    setup = await testConfig({ CAIRN_MASTER_KEY: 'openapi-master-key-0123456789abcd' });
-    cairn = await startCairn({ config: setup.config });
-    base = cairn.url;
-    const res = await http(base, 'GET', '/openapi.json');
+    const res = await http(cairn.url, 'GET', '/openapi.json');
     expect(res.status).toBe(200);
     expect(res.headers.get('content-type')).toMatch(/^application\/json/);
     doc = res.body;
     expectDocumented = openApiValidator(doc);
-    auth = await authHeader(cairn, { businesses: ['oa'] });
-  });
-  afterAll(async () => {
-    await cairn.close();
-    await setup.cleanup();
   });
 
   it('is a valid OpenAPI 3.1 document (swagger-parser, every $ref resolved)', async () => {
@@ -68,7 +58,11 @@ describe('GET /openapi.json', () => {
     const query = doc.paths['/api/v1/query'].post;
     expect(query.security).toEqual([{ bearerAuth: ['analytics:read'] }]);
     expect(query.requestBody.content['application/json'].schema.required).toEqual(['metrics']);
-    expect(query.responses['422']).toEqual({ $ref: '#/components/responses/ValidationFailed' });
+    // The query's own 422 (validation, or its memory cap), 429 and 503 (admission).
+    expect(query.responses['422']).toEqual({ $ref: '#/components/responses/QueryUnprocessable' });
+    expect(query.responses['429']).toEqual({ $ref: '#/components/responses/QueryRefused' });
+    expect(query.responses['503']).toEqual({ $ref: '#/components/responses/QueryUnavailable' });
+    expect(components.responses.QueryUnavailable.headers).toHaveProperty('Retry-After');
     expect(query.parameters).toContainEqual({ $ref: '#/components/parameters/IdempotencyKey' });
     expect(doc.paths['/api/v1/tokens'].post.security).toEqual([{ masterKey: [] }]);
     expect(doc.paths['/healthz'].get.security).toEqual([]);
@@ -82,7 +76,7 @@ describe('GET /openapi.json', () => {
       for (const [method, op] of Object.entries(item) as Array<[string, any]>) {
         if (op.security.length === 0) continue;
         const concrete = path.replace(/\{[^}]+\}/g, 'tok_0123456789abcdef');
-        const res = await http(base, method.toUpperCase(), concrete, {
+        const res = await http(cairn.url, method.toUpperCase(), concrete, {
           ...(op.requestBody ? { body: {} } : {}),
         });
         expect(res.status, `${method} ${path}`).toBe(401);
@@ -92,47 +86,77 @@ describe('GET /openapi.json', () => {
   });
 
   it('live responses match their documented schemas: success, 4xx problems and 422', async () => {
-    const created = await http(base, 'POST', '/api/v1/tasks', {
+    const created = await http(cairn.url, 'POST', '/api/v1/tasks', {
       body: { business: 'oa', name: 'Describe the API', project: 'docs', due_on: '2026-12-01' },
-      headers: { ...auth, 'Idempotency-Key': 'openapi-test-1' },
+      headers: { ...cairn.auth, 'Idempotency-Key': 'openapi-test-1' },
     });
     expect(created.status).toBe(201);
     expectDocumented('post', '/api/v1/tasks', created);
     const gid = created.body.data.gid;
 
-    const calls: Array<[string, string, string, Parameters<typeof http>[3], number]> = [
-      ['get', '/api/v1/tasks/{gid}', `/api/v1/tasks/${gid}`, { headers: auth }, 200],
-      ['get', '/api/v1/tasks/{gid}', '/api/v1/tasks/missing', { headers: auth }, 404],
-      ['get', '/api/v1/tasks/{gid}', '/api/v1/tasks/bad!gid', { headers: auth }, 422],
-      [
-        'post',
-        '/api/v1/query',
-        '/api/v1/query',
-        { headers: auth, body: { metrics: ['tasks_created'], dimensions: ['day'] } },
+    type Call = [string, string, string, Parameters<typeof http>[3], number];
+    const query = (body: unknown, status: number): Call => [
+      'post',
+      '/api/v1/query',
+      '/api/v1/query',
+      { headers: cairn.auth, body },
+      status,
+    ];
+    const calls: Call[] = [
+      ['get', '/api/v1/tasks/{gid}', `/api/v1/tasks/${gid}`, { headers: cairn.auth }, 200],
+      ['get', '/api/v1/tasks/{gid}', '/api/v1/tasks/missing', { headers: cairn.auth }, 404],
+      ['get', '/api/v1/tasks/{gid}', '/api/v1/tasks/bad!gid', { headers: cairn.auth }, 422],
+      query({ metrics: ['tasks_created'], dimensions: ['day'] }, 200),
+      query(
+        {
+          metrics: ['tasks_created', 'completion_rate', 'open_tasks', 'p90_cycle_time_hours'],
+          dimensions: ['hour'],
+          period: 'today',
+          timezone: 'Asia/Kathmandu',
+          compare: 'previous_year',
+          include: ['totals'],
+        },
         200,
-      ],
-      ['post', '/api/v1/query', '/api/v1/query', { headers: auth, body: { metrics: [] } }, 422],
-      [
-        'post',
-        '/api/v1/query',
-        '/api/v1/query',
-        { headers: auth, body: { metrics: ['tasks_created'], business: 'elsewhere' } },
-        404,
-      ],
-      ['post', '/api/v1/tasks', '/api/v1/tasks', { headers: auth, raw: '{"name":' }, 400],
+      ),
+      query(
+        {
+          metrics: ['tasks_created', 'avg_cycle_time_hours'],
+          dimensions: ['project', 'assignee'],
+          date_range: ['2026-01-01T00:00:00Z', '2026-12-31T00:00:00+01:00'],
+          filters: [{ dimension: 'project', op: 'in', values: ['docs', null] }],
+          limit: 1,
+          offset: 0,
+        },
+        200,
+      ),
+      ['get', '/api/v1/query/catalog', '/api/v1/query/catalog', { headers: cairn.auth }, 200],
+      // The same Idempotency-Key for another request: a 422 problem, not a validation body.
       [
         'post',
         '/api/v1/tasks',
         '/api/v1/tasks',
-        { headers: { ...auth, 'content-type': 'text/plain' }, raw: 'hello' },
+        {
+          headers: { ...cairn.auth, 'Idempotency-Key': 'openapi-test-1' },
+          body: { business: 'oa', name: 'Something else' },
+        },
+        422,
+      ],
+      query({ metrics: [] }, 422),
+      query({ metrics: ['tasks_created'], business: 'elsewhere' }, 404),
+      ['post', '/api/v1/tasks', '/api/v1/tasks', { headers: cairn.auth, raw: '{"name":' }, 400],
+      [
+        'post',
+        '/api/v1/tasks',
+        '/api/v1/tasks',
+        { headers: { ...cairn.auth, 'content-type': 'text/plain' }, raw: 'hello' },
         415,
       ],
-      ['post', '/api/v1/tokens', '/api/v1/tokens', { headers: auth, body: {} }, 403],
+      ['post', '/api/v1/tokens', '/api/v1/tokens', { headers: cairn.auth, body: {} }, 403],
       ['get', '/healthz', '/healthz', {}, 200],
       ['get', '/readyz', '/readyz', {}, 200],
     ];
     for (const [method, template, path, options, status] of calls) {
-      const res = await http(base, method.toUpperCase(), path, {
+      const res = await http(cairn.url, method.toUpperCase(), path, {
         ...options,
         ...(options?.raw
           ? { headers: { 'content-type': 'application/json', ...options.headers } }
@@ -160,17 +184,30 @@ describe('GET /openapi.json', () => {
     expect(() =>
       expectDocumented('get', path, fake(422, 'application/json', { detail: [{ loc: 'x' }] })),
     ).toThrow(/does not match/);
+    // A validation body labelled as a problem matches neither the problem nor, read as
+    // `application/json` by a `+json`-aware validator, anything else: refused.
+    const validation = { detail: [{ loc: ['body'], msg: 'x', type: 'missing' }] };
+    expect(() =>
+      expectDocumented('get', path, fake(422, 'application/problem+json', validation)),
+    ).toThrow(/does not match/);
+    expect(() =>
+      expectDocumented(
+        'post',
+        '/api/v1/query',
+        fake(200, 'application/json', { data: [{ colour: 1 }], metadata: {} }),
+      ),
+    ).toThrow(/does not match/);
   });
 
   it('token endpoints match too: 201 with the secret once, 204 with no body', async () => {
-    const issued = await http(base, 'POST', '/api/v1/tokens', {
-      headers: masterHeader(cairn),
+    const issued = await http(cairn.url, 'POST', '/api/v1/tokens', {
+      headers: cairn.master,
       body: { name: 'ci', scopes: ['analytics:read'], businesses: ['oa'] },
     });
     expect(issued.status).toBe(201);
     expectDocumented('post', '/api/v1/tokens', issued);
-    const revoked = await http(base, 'DELETE', `/api/v1/tokens/${issued.body.data.id}`, {
-      headers: masterHeader(cairn),
+    const revoked = await http(cairn.url, 'DELETE', `/api/v1/tokens/${issued.body.data.id}`, {
+      headers: cairn.master,
     });
     expect(revoked.status).toBe(204);
     expectDocumented('delete', '/api/v1/tokens/{id}', revoked);

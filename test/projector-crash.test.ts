@@ -7,6 +7,7 @@ import { openPostgres, type Postgres } from '../libs/storage/postgres.ts';
 import { migratePostgres } from '../libs/storage/postgres-migrations.ts';
 import { appendFacts } from '../libs/tasks/outbox.repository.ts';
 import { createTestDatabase, type TestDatabase, tempDir } from './support/engines.ts';
+import { expectRollupsMatchFacts } from './support/projection-invariants.ts';
 
 const CHILD = path.resolve('test/support/project-then-die.ts');
 
@@ -80,6 +81,7 @@ describe('projector killed mid-batch', () => {
         format: 'JSONEachRow',
       });
       expect((await after.json())[0]).toEqual({ n: 50, u: 50 });
+      await expectRollupsMatchFacts(ch.client);
     } finally {
       await ch.close();
     }

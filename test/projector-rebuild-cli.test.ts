@@ -7,7 +7,11 @@ import { openPostgres, type Postgres } from '../libs/storage/postgres.ts';
 import { migratePostgres } from '../libs/storage/postgres-migrations.ts';
 import { appendFacts } from '../libs/tasks/outbox.repository.ts';
 import { createTestDatabase, type TestDatabase, tempDir } from './support/engines.ts';
-import { factFor, projectionTotals } from './support/projection-invariants.ts';
+import {
+  expectRollupsMatchFacts,
+  factFor,
+  projectionTotals,
+} from './support/projection-invariants.ts';
 
 const run = promisify(execFile);
 
@@ -45,6 +49,7 @@ describe('npm run cli -- projector rebuild', () => {
     expect(stdout).toMatch(/Rebuilt facts: 25 facts re-projected in [\d.]+ s and swapped in\./);
     expect(stderr).toContain('rebuild [');
     expect(stderr).toContain('25/25 facts');
+    expect(stderr).toContain('rollups [');
 
     // The CLI has exited, so this process may open its chDB directory.
     const ch = await openClickHouse({ dataDir: `${dataDir}/ch` });
@@ -52,6 +57,7 @@ describe('npm run cli -- projector rebuild', () => {
       const totals = await projectionTotals(pg.db, ch.client);
       expect({ rows: totals.rows, distinct: totals.distinct }).toEqual({ rows: 25, distinct: 25 });
       expect(totals.clickhouse).toEqual(totals.postgres);
+      await expectRollupsMatchFacts(ch.client);
     } finally {
       await ch.close();
     }

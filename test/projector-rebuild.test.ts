@@ -1,41 +1,35 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type Cairn, startCairn } from '../apps/server/cairn.ts';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { ROLLUP_NAMES } from '../libs/analytics/rollups.ts';
 import { REBUILD_TABLE, rebuildFacts } from '../libs/projection/rebuild.ts';
-import { authHeader } from './support/auth.ts';
-import { type TestConfig, testConfig, waitFor } from './support/engines.ts';
+import { unlimited, useCairn } from './support/cairn.ts';
+import { waitFor } from './support/engines.ts';
 import { http } from './support/http.ts';
-import { type ProjectionTotals, projectionTotals } from './support/projection-invariants.ts';
+import {
+  expectRollupsMatchFacts,
+  type ProjectionTotals,
+  projectionTotals,
+} from './support/projection-invariants.ts';
 
 describe('projector rebuild', () => {
-  let setup: TestConfig;
-  let cairn: Cairn;
-  let auth: Record<string, string>;
+  const cairn = useCairn({ rateLimits: unlimited(), businesses: ['rb_one', 'rb_two'] });
   beforeAll(async () => {
-    setup = await testConfig();
     // The writer below runs flat out for the whole rebuild; rate limits are not under test.
-    cairn = await startCairn({
-      config: setup.config,
-      rateLimits: { anonymous: 1e9, user: 1e9, service_account: 1e9 },
-    });
-    auth = await authHeader(cairn, { businesses: ['rb_one', 'rb_two'] });
-  });
-  afterAll(async () => {
-    await cairn.close();
-    await setup.cleanup();
   });
 
   const createTask = async (business: string, name: string) => {
     const res = await http(cairn.url, 'POST', '/api/v1/tasks', {
-      headers: auth,
+      headers: cairn.auth,
       body: { business, name },
     });
     expect(res.status).toBe(201);
   };
-  const totals = () => projectionTotals(cairn.engines.postgres.db, cairn.engines.clickhouse.client);
+  const totals = () => projectionTotals(cairn.db, cairn.engines.clickhouse.client);
   const caughtUp = (t: ProjectionTotals) =>
     Object.values(t.clickhouse).reduce((a, b) => a + b, 0) >= t.outbox && t.rows >= t.outbox;
 
-  it('re-projects every fact into a fresh table, swaps it in, and keeps answering', async () => {
+  it('re-projects every fact into a fresh table, swaps it in, and keeps answering', {
+    timeout: 120_000,
+  }, async () => {
     for (let i = 0; i < 40; i++) await createTask(i % 2 ? 'rb_one' : 'rb_two', `t${i}`);
     await waitFor(async () => caughtUp(await totals()));
 
@@ -57,7 +51,7 @@ describe('projector rebuild', () => {
       for (let i = 0; running; i++) {
         await createTask('rb_one', `during${i}`);
         const res = await http(cairn.url, 'POST', '/api/v1/query', {
-          headers: auth,
+          headers: cairn.auth,
           body: { metrics: ['tasks_created'], dimensions: ['business'], period: 'today' },
         });
         statuses.push(res.status);
@@ -65,9 +59,10 @@ describe('projector rebuild', () => {
     })();
     const progress: number[] = [];
     const { facts } = await rebuildFacts({
-      db: cairn.engines.postgres.db,
+      db: cairn.db,
       clickhouse: ch,
       batchSize: 7,
+      builds: cairn.rollups,
       onProgress: ({ projected }) => progress.push(projected),
     });
     await new Promise((resolve) => setTimeout(resolve, 200));
@@ -85,6 +80,10 @@ describe('projector rebuild', () => {
       distinct: after.outbox,
     });
     expect(after.clickhouse).toEqual(after.postgres);
+    // The damage reached the rollups through their views; the rebuild refilled them from the
+    // new facts, and they are in use again.
+    await expectRollupsMatchFacts(ch);
+    expect([...cairn.rollups.ready()].sort()).toEqual([...ROLLUP_NAMES].sort());
 
     // The old table is gone and the new one kept the retry-proof deduplication window.
     const tables = await ch.query({

@@ -6,6 +6,7 @@ import { openPostgres, type Postgres } from '../libs/storage/postgres.ts';
 import { migratePostgres } from '../libs/storage/postgres-migrations.ts';
 import { appendFacts, type Fact } from '../libs/tasks/outbox.repository.ts';
 import { createTestDatabase, type TestDatabase, tempDir } from './support/engines.ts';
+import { expectRollupsMatchFacts } from './support/projection-invariants.ts';
 
 const fact = (business: string, gid: string): Fact => ({
   kind: 'task_created',
@@ -82,6 +83,8 @@ describe.each(engines)('projector on $name', ({ server }) => {
     for (let i = 10; i < 12; i++) await appendFacts(pg.db, [fact(b, `t${i}`)]);
     await drainOutbox(failing);
     expect(await counts(ch, b)).toEqual({ n: 12, u: 12 });
+    // The retried inserts reached the rollups' views too: they must hold each fact once.
+    await expectRollupsMatchFacts(ch.client);
   });
 });
 

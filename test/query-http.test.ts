@@ -1,27 +1,29 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type Cairn, startCairn } from '../apps/server/cairn.ts';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { METRIC_NAMES } from '../libs/analytics/catalog.ts';
 import { PERIODS } from '../libs/analytics/period.ts';
-import { authHeader } from './support/auth.ts';
-import { type TestConfig, testConfig } from './support/engines.ts';
+import { useCairn } from './support/cairn.ts';
+import { waitFor } from './support/engines.ts';
 import { http } from './support/http.ts';
+import { openApiValidator } from './support/openapi-validator.ts';
 
 describe('POST /api/v1/query and GET /api/v1/query/catalog over HTTP', () => {
-  let setup: TestConfig;
-  let cairn: Cairn;
-  let auth: Record<string, string>;
-  beforeAll(async () => {
-    setup = await testConfig({ CAIRN_QUERY_MAX_ROWS: '50' });
-    cairn = await startCairn({ config: setup.config });
-    auth = await authHeader(cairn, { scopes: ['analytics:read'], businesses: ['acme'] });
-  });
-  afterAll(async () => {
-    await cairn.close();
-    await setup.cleanup();
+  const cairn = useCairn({
+    env: { CAIRN_QUERY_MAX_ROWS: '50' },
+    scopes: ['analytics:read'],
+    businesses: ['acme'],
   });
 
-  const query = (body: unknown, headers = auth) =>
-    http(cairn.url, 'POST', '/api/v1/query', { body, headers });
+  let expectDocumented: ReturnType<typeof openApiValidator>;
+  beforeAll(async () => {
+    expectDocumented = openApiValidator((await http(cairn.url, 'GET', '/openapi.json')).body);
+  });
+
+  /** Every answer here, whatever its status, must be one the API document describes. */
+  const query = async (body: unknown, headers: Record<string, string> = cairn.auth) => {
+    const res = await http(cairn.url, 'POST', '/api/v1/query', { body, headers });
+    expectDocumented('post', '/api/v1/query', res);
+    return res;
+  };
 
   it.each([
     [{ metrics: [] }, ['body', 'metrics'], 'too_short'],
@@ -76,6 +78,66 @@ describe('POST /api/v1/query and GET /api/v1/query/catalog over HTTP', () => {
       ['body', 'order_by', 0, 'direction'],
       'enum',
     ],
+    [
+      { metrics: ['tasks_created'], period: 'today', date_range: ['2026-01-01', '2026-01-31'] },
+      ['body', 'date_range'],
+      'value_error',
+    ],
+    [
+      { metrics: ['tasks_created'], date_range: ['2026-02-01', '2026-01-31'] },
+      ['body', 'date_range'],
+      'date_range',
+    ],
+    [
+      { metrics: ['tasks_created'], date_range: ['2016-01-01', '2026-01-01'] },
+      ['body', 'date_range'],
+      'date_range',
+    ],
+    [
+      { metrics: ['tasks_created'], date_range: ['2026-02-30', '2026-03-01'] },
+      ['body', 'date_range', 0],
+      'date_range',
+    ],
+    [
+      { metrics: ['tasks_created'], date_range: ['2026-01-01', '2026-01-02T00:00:00Z'] },
+      ['body', 'date_range'],
+      'date_range',
+    ],
+    [
+      { metrics: ['tasks_created'], date_range: ['2026-01-01T00:00:00', '2026-01-02T00:00:00'] },
+      ['body', 'date_range', 0],
+      'date_range',
+    ],
+    [
+      { metrics: ['tasks_created'], date_range: ['2026-01-01'] },
+      ['body', 'date_range'],
+      'too_short',
+    ],
+    [
+      { metrics: ['tasks_created'], period: 'all_time', compare: 'previous_year' },
+      ['body', 'compare'],
+      'value_error',
+    ],
+    [{ metrics: ['tasks_created'], compare: 'last_decade' }, ['body', 'compare'], 'enum'],
+    [{ metrics: ['tasks_created'], include: ['subtotals'] }, ['body', 'include', 0], 'enum'],
+    [{ metrics: ['tasks_created'], offset: -1 }, ['body', 'offset'], 'greater_than_equal'],
+    [
+      {
+        metrics: ['tasks_created'],
+        dimensions: ['project', 'hour'],
+        date_range: ['2024-01-01', '2025-12-31'],
+      },
+      ['body', 'dimensions', 1],
+      'too_many_buckets',
+    ],
+    [
+      {
+        metrics: ['tasks_created'],
+        filters: [{ dimension: 'status', op: 'in', values: ['open', null] }],
+      },
+      ['body', 'filters', 0, 'values', 1],
+      'value_error',
+    ],
   ])('rejects %j with 422 at %j', async (body, loc, type) => {
     const res = await query(body);
     expect(res.status).toBe(422);
@@ -124,8 +186,9 @@ describe('POST /api/v1/query and GET /api/v1/query/catalog over HTTP', () => {
   });
 
   it('serves the catalog with descriptions and units, never SQL', async () => {
-    const res = await http(cairn.url, 'GET', '/api/v1/query/catalog', { headers: auth });
+    const res = await http(cairn.url, 'GET', '/api/v1/query/catalog', { headers: cairn.auth });
     expect(res.status).toBe(200);
+    expectDocumented('get', '/api/v1/query/catalog', res);
     const catalog = res.body.data;
     expect(catalog.metrics.map((m: { name: string }) => m.name)).toEqual(METRIC_NAMES);
     expect(
@@ -136,6 +199,7 @@ describe('POST /api/v1/query and GET /api/v1/query/catalog over HTTP', () => {
       measured: 'during_period',
     });
     expect(catalog.dimensions.map((d: { name: string }) => d.name)).toEqual([
+      'hour',
       'day',
       'week',
       'month',
@@ -148,17 +212,63 @@ describe('POST /api/v1/query and GET /api/v1/query/catalog over HTTP', () => {
     expect(catalog.periods.map((p: { name: string }) => p.name)).toEqual(PERIODS);
     expect(res.text).not.toMatch(/countIf|SELECT/);
     expect((await http(cairn.url, 'GET', '/api/v1/query/catalog')).status).toBe(401);
-    const writer = await authHeader(cairn, { scopes: ['workflows:read'], businesses: ['acme'] });
+    const writer = await cairn.token({ scopes: ['workflows:read'], businesses: ['acme'] });
     expect(
       (await http(cairn.url, 'GET', '/api/v1/query/catalog', { headers: writer })).status,
     ).toBe(403);
+  });
+
+  it('answers a series with every bucket, null labels, comparisons and totals', async () => {
+    const writer = await cairn.token({ scopes: ['workflows:write'], businesses: ['acme'] });
+    const created = await http(cairn.url, 'POST', '/api/v1/tasks', {
+      body: { business: 'acme', name: 'No project yet' },
+      headers: writer,
+    });
+    expect(created.status).toBe(201);
+    // The projector runs beside the API: wait until the new task is counted.
+    const series = await waitFor(
+      async () => {
+        const res = await query({
+          metrics: ['tasks_created', 'completion_rate', 'open_tasks'],
+          dimensions: ['day'],
+          period: 'last_7_days',
+          compare: 'previous_period',
+          include: ['totals'],
+        });
+        expect(res.status).toBe(200);
+        return res.body.metadata.totals.tasks_created === 1 && res;
+      },
+      { timeoutMs: 60_000 },
+    );
+    expect(series.body.data).toHaveLength(7);
+    expect(series.body.metadata.total_rows).toBe(7);
+    expect(series.body.data[0]).toMatchObject({
+      tasks_created: 0,
+      completion_rate: null,
+      comparison: { tasks_created: 0, completion_rate: null },
+      change: { tasks_created: null },
+    });
+    expect(series.body.metadata).toMatchObject({
+      comparison: { cut_at_elapsed: true },
+      totals: { tasks_created: 1, completion_rate: 0 },
+      totals_comparison: { tasks_created: 0, completion_rate: null },
+    });
+    expect(series.body.metadata.incomplete_from).toBe(
+      `${series.body.data.at(-1).day}T00:00:00.000Z`,
+    );
+    const none = await query({
+      metrics: ['tasks_created'],
+      dimensions: ['project'],
+      filters: [{ dimension: 'project', op: 'eq', values: [null] }],
+    });
+    expect(none.body.data).toEqual([{ project: null, tasks_created: 1 }]);
   });
 
   it('keeps serving after a client hangs up mid-query', async () => {
     const controller = new AbortController();
     const abandoned = fetch(`${cairn.url}/api/v1/query`, {
       method: 'POST',
-      headers: { ...auth, 'content-type': 'application/json' },
+      headers: { ...cairn.auth, 'content-type': 'application/json' },
       body: JSON.stringify({
         metrics: ['blocked_tasks', 'open_tasks'],
         dimensions: ['day'],

@@ -1,9 +1,11 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type AnalyticsDeps, runQuery } from '../libs/analytics/query.service.ts';
-import { AppError } from '../libs/platform/errors.ts';
+import { AppError } from '../libs/http/errors.ts';
 import { drainOutbox } from '../libs/projection/projector.ts';
 import { type Engines, openEngines } from '../libs/storage/engines.ts';
 import { createTask } from '../libs/tasks/task.service.ts';
+import { inTaskUnit } from '../libs/tasks/task-unit.ts';
+import { analyticsDeps, projectAll } from './support/analytics.ts';
 import { type TestConfig, testConfig } from './support/engines.ts';
 
 const NOW = new Date('2026-11-22T15:30:00Z');
@@ -19,32 +21,33 @@ describe('runQuery on chDB: warnings, limits and business scope', () => {
   beforeAll(async () => {
     setup = await testConfig();
     engines = await openEngines(setup.config);
-    deps = {
-      db: engines.postgres.db,
-      clickhouse: engines.clickhouse.client,
+    // Facts only: the time-budget case needs a statement that reads millions of rows.
+    deps = analyticsDeps(engines, {
       now: () => NOW,
       maxRows: 5,
-      timeoutMs: 60_000,
       staleAfterMs: 5_000,
-    };
+      rollups: [],
+    });
     // 20 projects × 1 task each today in "small"; many facts in "heavy" for the time budget.
     const taskDeps = {
       db: engines.postgres.db,
       now: () => new Date('2026-11-22T10:00:00Z'),
-      factsCommitted: () => {},
+      wakeProjector: () => {},
     };
     for (let i = 0; i < 20; i++) {
-      await createTask(taskDeps, {
-        business: 'small',
-        name: `t${i}`,
-        project: `p${String(i).padStart(2, '0')}`,
-      });
+      await inTaskUnit(taskDeps, (trx) =>
+        createTask(
+          trx,
+          {
+            business: 'small',
+            name: `t${i}`,
+            project: `p${String(i).padStart(2, '0')}`,
+          },
+          taskDeps.now(),
+        ),
+      );
     }
-    await drainOutbox({
-      db: engines.postgres.db,
-      clickhouse: engines.clickhouse.client,
-      batchSize: 1000,
-    });
+    await projectAll(engines);
     await engines.clickhouse.client.command({
       query: `INSERT INTO facts (fact_id, kind, business, task_gid, occurred_at, project, assignee, status, previous_status, task_created_at)
         SELECT 1000000 + number, if(number < 200000, 'task_created', 'task_updated'), 'heavy', toString(number % 200000),
@@ -118,9 +121,11 @@ describe('runQuery on chDB: warnings, limits and business scope', () => {
     const taskDeps = {
       db: engines.postgres.db,
       now: () => new Date('2026-11-22T15:00:00Z'),
-      factsCommitted: () => {},
+      wakeProjector: () => {},
     };
-    await createTask(taskDeps, { business: 'late', name: 'not yet projected' });
+    await inTaskUnit(taskDeps, (trx) =>
+      createTask(trx, { business: 'late', name: 'not yet projected' }, taskDeps.now()),
+    );
     const stale = await runQuery(
       deps,
       { metrics: ['tasks_created'], business: 'late', period: 'today' },

@@ -1,53 +1,17 @@
 import { type ChildProcess, spawn } from 'node:child_process';
-import fs from 'node:fs/promises';
 import net from 'node:net';
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type Cairn, startCairn } from '../apps/server/cairn.ts';
-import { loadConfig } from '../libs/config/config.ts';
-import { authHeader } from './support/auth.ts';
-import {
-  createTestDatabase,
-  SERVER_REDIS_URL,
-  type TestDatabase,
-  tempDir,
-  uniqueName,
-  waitFor,
-} from './support/engines.ts';
+import { useCairn } from './support/cairn.ts';
+import { waitFor } from './support/engines.ts';
 import { type HttpResult, http } from './support/http.ts';
 
 // Always on real Postgres and Redis: sharing a budget across instances is a Redis matter.
 const remaining = (res: HttpResult) => Number(res.headers.get('x-ratelimit-remaining'));
 
-async function serverConfig(database: TestDatabase, dataDir: string, redisUrl: string) {
-  return loadConfig({
-    DATA_DIR: dataDir,
-    PORT: '0',
-    LOG_LEVEL: 'silent',
-    DATABASE_URL: database.url,
-    REDIS_URL: redisUrl,
-    CAIRN_REDIS_PREFIX: uniqueName('cairn_rl'),
-  });
-}
-
 describe('two instances on one Redis', () => {
-  let database: TestDatabase;
-  let dataDir: string;
-  let a: Cairn;
-  let b: Cairn;
-  beforeAll(async () => {
-    database = await createTestDatabase();
-    dataDir = await tempDir();
-    const config = await serverConfig(database, dataDir, SERVER_REDIS_URL);
-    a = await startCairn({ config, rateLimits: { user: 4 } });
-    b = await startCairn({ config, rateLimits: { user: 4 } });
-  });
-  afterAll(async () => {
-    await a.close();
-    await b.close();
-    await database.drop();
-    await fs.rm(dataDir, { recursive: true, force: true });
-  });
+  const a = useCairn({ servers: true, rateLimits: { user: 4 } });
+  const b = useCairn(() => ({ config: a.config, rateLimits: { user: 4 } }));
 
   it('share one anonymous budget of 60', async () => {
     for (let n = 1; n <= 60; n += 1) {
@@ -60,7 +24,7 @@ describe('two instances on one Redis', () => {
   });
 
   it('share one budget per token', async () => {
-    const headers = await authHeader(a, { businesses: ['acme'] });
+    const headers = a.auth;
     const statuses: number[] = [];
     for (const instance of [a, b, a, b, b]) {
       statuses.push((await http(instance.url, 'GET', '/api/v1/tasks/x', { headers })).status);
@@ -103,29 +67,22 @@ async function stopRedis(child: ChildProcess): Promise<void> {
 }
 
 describe('Redis stopped mid-run', () => {
-  let database: TestDatabase;
-  let dataDir: string;
-  let cairn: Cairn;
   let redis: ChildProcess;
   let port: number;
   beforeAll(async () => {
     port = await freePort();
     redis = await startRedis(port);
-    database = await createTestDatabase();
-    dataDir = await tempDir();
-    cairn = await startCairn({
-      config: await serverConfig(database, dataDir, `redis://127.0.0.1:${port}`),
-    });
   });
   afterAll(async () => {
-    await cairn.close();
     if (redis.exitCode === null) await stopRedis(redis);
-    await database.drop();
-    await fs.rm(dataDir, { recursive: true, force: true });
   });
+  const cairn = useCairn(() => ({
+    servers: true,
+    env: { REDIS_URL: `redis://127.0.0.1:${port}` },
+  }));
 
   it('keeps answering without 500s and goes back to Redis once it returns', async () => {
-    const headers = await authHeader(cairn, { businesses: ['acme'] });
+    const headers = cairn.auth;
     const round = () =>
       Promise.all([
         http(cairn.url, 'GET', '/api/v1/tasks/x'),

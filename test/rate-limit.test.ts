@@ -1,7 +1,5 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type Cairn, startCairn } from '../apps/server/cairn.ts';
-import { authHeader, masterHeader } from './support/auth.ts';
-import { type TestConfig, testConfig, uniqueName } from './support/engines.ts';
+import { describe, expect, it } from 'vitest';
+import { useCairn } from './support/cairn.ts';
 import { type HttpResult, http } from './support/http.ts';
 
 const rate = (res: HttpResult) => ({
@@ -10,22 +8,10 @@ const rate = (res: HttpResult) => ({
   reset: Number(res.headers.get('x-ratelimit-reset')),
 });
 
-let setup: TestConfig;
-beforeAll(async () => {
-  setup = await testConfig({ CAIRN_MASTER_KEY: 'rate-limit-master-key-0123456789' });
-});
-afterAll(async () => {
-  await setup.cleanup();
-});
+const env = { CAIRN_MASTER_KEY: 'rate-limit-master-key-0123456789' };
 
 describe('rate limits at the contract defaults', () => {
-  let cairn: Cairn;
-  beforeAll(async () => {
-    cairn = await startCairn({ config: setup.config });
-  });
-  afterAll(async () => {
-    await cairn.close();
-  });
+  const cairn = useCairn({ env });
 
   it('lets 60 anonymous requests through a minute, counts down exactly, refuses the 61st', async () => {
     for (let n = 1; n <= 60; n += 1) {
@@ -57,8 +43,8 @@ describe('rate limits at the contract defaults', () => {
   });
 
   it('gives user tokens 1000, service accounts 5000 and the master key its own 1000', async () => {
-    const user = await authHeader(cairn, { businesses: ['acme'] });
-    const robot = await authHeader(cairn, { businesses: ['acme'], kind: 'service_account' });
+    const user = await cairn.token({ businesses: ['acme'] });
+    const robot = await cairn.token({ businesses: ['acme'], kind: 'service_account' });
     for (let n = 1; n <= 3; n += 1) {
       expect(
         rate(await http(cairn.url, 'GET', '/api/v1/tasks/x', { headers: user })),
@@ -68,14 +54,14 @@ describe('rate limits at the contract defaults', () => {
       ).toMatchObject({ limit: 5000, remaining: 5000 - n });
     }
     const master = await http(cairn.url, 'DELETE', '/api/v1/tokens/tok_0000000000000000', {
-      headers: masterHeader(cairn),
+      headers: cairn.master,
     });
     expect(master.status).toBe(404);
     expect(rate(master)).toMatchObject({ limit: 1000, remaining: 999 });
   });
 
   it('puts the headers on every error response', async () => {
-    const headers = await authHeader(cairn, { businesses: ['acme'] });
+    const headers = await cairn.token({ businesses: ['acme'] });
     const json = { ...headers, 'content-type': 'application/json' };
     const answers = await Promise.all([
       http(cairn.url, 'GET', '/api/v1/nothing-here', { headers }),
@@ -94,20 +80,13 @@ describe('rate limits at the contract defaults', () => {
 });
 
 describe('rate limits per principal', () => {
-  let cairn: Cairn;
-  beforeAll(async () => {
-    // A fresh Redis prefix, so the first block's counters do not carry over on servers.
-    const config = { ...setup.config, redisPrefix: uniqueName('cairn_rl') };
-    cairn = await startCairn({ config, rateLimits: { user: 3, service_account: 4 } });
-  });
-  afterAll(async () => {
-    await cairn.close();
-  });
+  // Its own engines and Redis prefix, so the first block's counters do not carry over.
+  const cairn = useCairn({ env, rateLimits: { user: 3, service_account: 4 } });
 
   it('keeps one budget per token', async () => {
-    const first = await authHeader(cairn, { businesses: ['acme'] });
-    const second = await authHeader(cairn, { businesses: ['acme'] });
-    const robot = await authHeader(cairn, { businesses: ['acme'], kind: 'service_account' });
+    const first = await cairn.token({ businesses: ['acme'] });
+    const second = await cairn.token({ businesses: ['acme'] });
+    const robot = await cairn.token({ businesses: ['acme'], kind: 'service_account' });
     const get = (headers: Record<string, string>) =>
       http(cairn.url, 'GET', '/api/v1/tasks/x', { headers });
     expect((await Promise.all([1, 2, 3].map(() => get(first)))).map((r) => r.status)).toEqual([
@@ -124,7 +103,7 @@ describe('rate limits per principal', () => {
   });
 
   it('still sends the headers when authentication itself fails with a 500', async () => {
-    const headers = await authHeader(cairn, { businesses: ['acme'] });
+    const headers = await cairn.token({ businesses: ['acme'] });
     await cairn.engines.postgres.close();
     const res = await http(cairn.url, 'GET', '/api/v1/tasks/x', { headers });
     expect(res.status).toBe(500);

@@ -1,8 +1,8 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type Cairn, startCairn } from '../apps/server/cairn.ts';
-import type { Route, Scope } from '../libs/platform/route.ts';
-import { ALL_SCOPES, authHeader, masterHeader } from './support/auth.ts';
-import { type TestConfig, testConfig } from './support/engines.ts';
+import { beforeAll, describe, expect, it } from 'vitest';
+import type { Scope } from '../libs/auth/principal.ts';
+import type { Route } from '../libs/http/route.ts';
+import { ALL_SCOPES } from './support/auth.ts';
+import { useCairn } from './support/cairn.ts';
 import { http } from './support/http.ts';
 
 /** Every non-empty subset of the scopes: 15 token shapes. */
@@ -17,16 +17,12 @@ const pathOf = (route: Route) =>
   );
 
 describe('scope matrix: every route × every principal', () => {
-  let setup: TestConfig;
-  let cairn: Cairn;
-  beforeAll(async () => {
-    setup = await testConfig({ CAIRN_MASTER_KEY: 'scope-matrix-master-key-01234567' });
-    // The matrix sends a few hundred requests; budgets are not what it tests.
-    cairn = await startCairn({ config: setup.config, rateLimits: { anonymous: 10_000 } });
+  const cairn = useCairn({
+    env: { CAIRN_MASTER_KEY: 'scope-matrix-master-key-01234567' },
+    rateLimits: { anonymous: 10_000 },
   });
-  afterAll(async () => {
-    await cairn.close();
-    await setup.cleanup();
+  beforeAll(async () => {
+    // The matrix sends a few hundred requests; budgets are not what it tests.
   });
 
   const call = (route: Route, headers: Record<string, string>) =>
@@ -38,7 +34,7 @@ describe('scope matrix: every route × every principal', () => {
   it('covers the whole route table', () => {
     expect(cairn.routes.length).toBeGreaterThanOrEqual(4);
     for (const route of cairn.routes) {
-      expect([null, 'master', ...ALL_SCOPES]).toContain(route.scope);
+      expect([null, 'master', 'token', ...ALL_SCOPES]).toContain(route.scope);
     }
   });
 
@@ -62,10 +58,14 @@ describe('scope matrix: every route × every principal', () => {
 
   it('lets the master key reach exactly the master routes', async () => {
     for (const route of cairn.routes) {
-      const res = await call(route, masterHeader(cairn));
+      const res = await call(route, cairn.master);
       const label = `${route.method} ${route.path}`;
       if (route.scope === 'master' || route.scope === null) {
         expect([401, 403], label).not.toContain(res.status);
+      } else if (route.scope === 'token') {
+        // The master key is not an API token: it has no scopes, businesses or budget of its own.
+        expect(res.status, label).toBe(403);
+        expect(res.body.required, label).toBe('token');
       } else {
         expect(res.status, label).toBe(403);
         expect(res.body.required_scope, label).toBe(route.scope);
@@ -75,11 +75,11 @@ describe('scope matrix: every route × every principal', () => {
 
   it('lets a token through exactly when it holds the declared scope', async () => {
     for (const scopes of SCOPE_SETS) {
-      const headers = await authHeader(cairn, { scopes, businesses: ['acme'] });
+      const headers = await cairn.token({ scopes, businesses: ['acme'] });
       for (const route of cairn.routes) {
         const res = await call(route, headers);
         const label = `${route.method} ${route.path} with [${scopes.join(', ')}]`;
-        if (route.scope === null) {
+        if (route.scope === null || route.scope === 'token') {
           expect([401, 403], label).not.toContain(res.status);
         } else if (route.scope === 'master') {
           expect(res.status, label).toBe(403);

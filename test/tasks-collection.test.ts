@@ -1,27 +1,18 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type Cairn, startCairn } from '../apps/server/cairn.ts';
-import { authHeader } from './support/auth.ts';
-import { type TestConfig, testConfig } from './support/engines.ts';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { useCairn } from './support/cairn.ts';
 import { http } from './support/http.ts';
 
 describe('GET /api/v1/tasks', () => {
-  let setup: TestConfig;
-  let cairn: Cairn;
-  let base: string;
-  let auth: Record<string, string>;
   // A fixed clock, moved one day per task, so created_at filters have known answers.
   let clock = Date.parse('2026-01-01T00:00:00Z');
   const names: string[] = [];
+  const cairn = useCairn({ now: () => new Date(clock), businesses: ['acme', 'globex'] });
   beforeAll(async () => {
-    setup = await testConfig();
-    cairn = await startCairn({ config: setup.config, now: () => new Date(clock) });
-    base = cairn.url;
-    auth = await authHeader(cairn, { businesses: ['acme', 'globex'] });
     for (let i = 0; i < 25; i++) {
       clock = Date.parse('2026-01-01T00:00:00Z') + i * 86_400_000;
       const name = `task ${String(i).padStart(2, '0')}`;
       names.push(name);
-      const res = await http(base, 'POST', '/api/v1/tasks', {
+      const res = await http(cairn.url, 'POST', '/api/v1/tasks', {
         body: {
           business: i % 5 === 0 ? 'globex' : 'acme',
           name,
@@ -29,24 +20,20 @@ describe('GET /api/v1/tasks', () => {
           status: i % 3 === 0 ? 'completed' : 'open',
           due_on: i < 20 ? `2026-03-${String(i + 1).padStart(2, '0')}` : null,
         },
-        headers: auth,
+        headers: cairn.auth,
       });
       expect(res.status).toBe(201);
     }
     // Another business the token cannot see.
-    const other = await authHeader(cairn, { businesses: ['initech'] });
-    await http(base, 'POST', '/api/v1/tasks', {
+    const other = await cairn.token({ businesses: ['initech'] });
+    await http(cairn.url, 'POST', '/api/v1/tasks', {
       body: { business: 'initech', name: 'hidden' },
       headers: other,
     });
   });
-  afterAll(async () => {
-    await cairn.close();
-    await setup.cleanup();
-  });
 
-  const list = (query: string, headers = auth) =>
-    http(base, 'GET', `/api/v1/tasks${query}`, { headers });
+  const list = (query: string, headers = cairn.auth) =>
+    http(cairn.url, 'GET', `/api/v1/tasks${query}`, { headers });
 
   it('defaults to page 1, 20 per page, newest first, every readable business', async () => {
     const res = await list('');
@@ -95,7 +82,7 @@ describe('GET /api/v1/tasks', () => {
     const res = await list('?business=initech');
     expect(res.status).toBe(404);
     expect(res.headers.get('content-type')).toMatch(/^application\/problem\+json/);
-    const own = await list('', await authHeader(cairn, { businesses: ['initech'] }));
+    const own = await list('', await cairn.token({ businesses: ['initech'] }));
     expect(own.body.data.map((t: { name: string }) => t.name)).toEqual(['hidden']);
   });
 

@@ -1,32 +1,17 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type Cairn, startCairn } from '../apps/server/cairn.ts';
-import { authHeader } from './support/auth.ts';
-import { type TestConfig, testConfig } from './support/engines.ts';
+import { describe, expect, it } from 'vitest';
+import { useCairn } from './support/cairn.ts';
 import { http } from './support/http.ts';
 
 describe('tasks: create, read, update, delete', () => {
-  let setup: TestConfig;
-  let cairn: Cairn;
-  let base: string;
-  let auth: Record<string, string>;
-  beforeAll(async () => {
-    setup = await testConfig();
-    cairn = await startCairn({ config: setup.config });
-    base = cairn.url;
-    auth = await authHeader(cairn, { businesses: ['acme', 'globex'] });
-  });
-  afterAll(async () => {
-    await cairn.close();
-    await setup.cleanup();
-  });
+  const cairn = useCairn({ businesses: ['acme', 'globex'] });
 
-  const create = async (body: Record<string, unknown>, headers = auth) => {
-    const res = await http(base, 'POST', '/api/v1/tasks', { body, headers });
+  const create = async (body: Record<string, unknown>, headers = cairn.auth) => {
+    const res = await http(cairn.url, 'POST', '/api/v1/tasks', { body, headers });
     expect(res.status).toBe(201);
     return res.body.data;
   };
   const factsOf = async (gid: string) =>
-    cairn.engines.postgres.db
+    cairn.db
       .selectFrom('outbox')
       .select(['kind', 'business', 'payload'])
       .where('task_gid', '=', gid)
@@ -53,9 +38,9 @@ describe('tasks: create, read, update, delete', () => {
 
   it('updates only the members sent and records the status transition', async () => {
     const task = await create({ business: 'acme', name: 'Write', assignee: 'ann' });
-    const res = await http(base, 'PUT', `/api/v1/tasks/${task.gid}`, {
+    const res = await http(cairn.url, 'PUT', `/api/v1/tasks/${task.gid}`, {
       body: { status: 'completed', due_on: '2026-12-01' },
-      headers: auth,
+      headers: cairn.auth,
     });
     expect(res.status).toBe(200);
     expect(res.body.data).toMatchObject({
@@ -69,9 +54,9 @@ describe('tasks: create, read, update, delete', () => {
     const facts = await factsOf(task.gid);
     expect(facts.map((f) => f.kind)).toEqual(['task_created', 'task_updated', 'task_completed']);
     expect(facts[1]!.payload).toMatchObject({ previous_status: 'open', status: 'completed' });
-    const reopened = await http(base, 'PUT', `/api/v1/tasks/${task.gid}`, {
+    const reopened = await http(cairn.url, 'PUT', `/api/v1/tasks/${task.gid}`, {
       body: { status: 'in_progress', assignee: null },
-      headers: auth,
+      headers: cairn.auth,
     });
     expect(reopened.body.data).toMatchObject({ status: 'in_progress', completed_at: null });
     expect(reopened.body.data.assignee).toBeNull();
@@ -81,9 +66,9 @@ describe('tasks: create, read, update, delete', () => {
       status: 'in_progress',
     });
     // Sending the same values again changes nothing and writes no fact.
-    const same = await http(base, 'PUT', `/api/v1/tasks/${task.gid}`, {
+    const same = await http(cairn.url, 'PUT', `/api/v1/tasks/${task.gid}`, {
       body: { status: 'in_progress' },
-      headers: auth,
+      headers: cairn.auth,
     });
     expect(same.status).toBe(200);
     expect(await factsOf(task.gid)).toHaveLength(after.length);
@@ -91,9 +76,9 @@ describe('tasks: create, read, update, delete', () => {
 
   it('validates each PUT member and refuses a business change', async () => {
     const task = await create({ business: 'acme', name: 'Check' });
-    const res = await http(base, 'PUT', `/api/v1/tasks/${task.gid}`, {
+    const res = await http(cairn.url, 'PUT', `/api/v1/tasks/${task.gid}`, {
       body: { status: 'done', name: '', due_on: 'soon', colour: 'red' },
-      headers: auth,
+      headers: cairn.auth,
     });
     expect(res.status).toBe(422);
     expect(res.body.detail).toEqual(
@@ -104,31 +89,31 @@ describe('tasks: create, read, update, delete', () => {
         expect.objectContaining({ loc: ['body', 'colour'], type: 'extra_forbidden' }),
       ]),
     );
-    const long = await http(base, 'PUT', `/api/v1/tasks/${task.gid}`, {
+    const long = await http(cairn.url, 'PUT', `/api/v1/tasks/${task.gid}`, {
       body: { name: 'x'.repeat(501) },
-      headers: auth,
+      headers: cairn.auth,
     });
     expect(long.body.detail[0]).toMatchObject({ loc: ['body', 'name'], type: 'string_too_long' });
     // Postgres text cannot hold U+0000: refused at its place, not failed in the write.
-    const nul = await http(base, 'PUT', `/api/v1/tasks/${task.gid}`, {
+    const nul = await http(cairn.url, 'PUT', `/api/v1/tasks/${task.gid}`, {
       body: { name: 'a\u0000b', project: 'fine' },
-      headers: auth,
+      headers: cairn.auth,
     });
     expect(nul.status).toBe(422);
     expect(nul.body.detail).toEqual([
       expect.objectContaining({ loc: ['body', 'name'], type: 'string_nul' }),
     ]);
-    const moved = await http(base, 'PUT', `/api/v1/tasks/${task.gid}`, {
+    const moved = await http(cairn.url, 'PUT', `/api/v1/tasks/${task.gid}`, {
       body: { business: 'globex' },
-      headers: auth,
+      headers: cairn.auth,
     });
     expect(moved.status).toBe(422);
     expect(moved.body.detail).toEqual([
       expect.objectContaining({ loc: ['body', 'business'], type: 'value_error' }),
     ]);
-    const unchanged = await http(base, 'PUT', `/api/v1/tasks/${task.gid}`, {
+    const unchanged = await http(cairn.url, 'PUT', `/api/v1/tasks/${task.gid}`, {
       body: { business: 'acme', name: 'Checked' },
-      headers: auth,
+      headers: cairn.auth,
     });
     expect(unchanged.body.data).toMatchObject({ business: 'acme', name: 'Checked' });
   });
@@ -142,19 +127,23 @@ describe('tasks: create, read, update, delete', () => {
       [b, a],
       [c, b],
     ]) {
-      const res = await http(base, 'POST', `/api/v1/tasks/${from.gid}/dependencies`, {
+      const res = await http(cairn.url, 'POST', `/api/v1/tasks/${from.gid}/dependencies`, {
         body: { dependencies: [to.gid] },
-        headers: auth,
+        headers: cairn.auth,
       });
       expect(res.status).toBe(200);
     }
-    const res = await http(base, 'DELETE', `/api/v1/tasks/${b.gid}`, { headers: auth });
+    const res = await http(cairn.url, 'DELETE', `/api/v1/tasks/${b.gid}`, { headers: cairn.auth });
     expect(res.status).toBe(204);
     expect(res.text).toBe('');
-    expect((await http(base, 'GET', `/api/v1/tasks/${b.gid}`, { headers: auth })).status).toBe(404);
-    const again = await http(base, 'DELETE', `/api/v1/tasks/${b.gid}`, { headers: auth });
+    expect(
+      (await http(cairn.url, 'GET', `/api/v1/tasks/${b.gid}`, { headers: cairn.auth })).status,
+    ).toBe(404);
+    const again = await http(cairn.url, 'DELETE', `/api/v1/tasks/${b.gid}`, {
+      headers: cairn.auth,
+    });
     expect(again.status).toBe(404);
-    const edges = await cairn.engines.postgres.db
+    const edges = await cairn.db
       .selectFrom('task_dependencies')
       .selectAll()
       .where((eb) => eb.or([eb('task_gid', '=', b.gid), eb('dependency_gid', '=', b.gid)]))
@@ -171,26 +160,26 @@ describe('tasks: create, read, update, delete', () => {
       kind: 'dependency_removed',
       payload: { dependency_gid: b.gid, name: 'C' },
     });
-    const dependents = await http(base, 'GET', `/api/v1/tasks/${a.gid}/dependents`, {
-      headers: auth,
+    const dependents = await http(cairn.url, 'GET', `/api/v1/tasks/${a.gid}/dependents`, {
+      headers: cairn.auth,
     });
     expect(dependents.body.data).toEqual([]);
   });
 
   it('hides tasks of other businesses exactly like missing ones', async () => {
     const task = await create({ business: 'globex', name: 'Secret' });
-    const acmeOnly = await authHeader(cairn, { businesses: ['acme'] });
+    const acmeOnly = await cairn.token({ businesses: ['acme'] });
     const missing = '00000000-0000-4000-8000-000000000000';
     for (const [method, body] of [
       ['GET', undefined],
       ['PUT', { name: 'x' }],
       ['DELETE', undefined],
     ] as const) {
-      const hidden = await http(base, method, `/api/v1/tasks/${task.gid}`, {
+      const hidden = await http(cairn.url, method, `/api/v1/tasks/${task.gid}`, {
         body,
         headers: acmeOnly,
       });
-      const absent = await http(base, method, `/api/v1/tasks/${missing}`, {
+      const absent = await http(cairn.url, method, `/api/v1/tasks/${missing}`, {
         body,
         headers: acmeOnly,
       });
@@ -199,39 +188,41 @@ describe('tasks: create, read, update, delete', () => {
       expect(hidden.body.title).toBe(absent.body.title);
       expect(hidden.headers.get('content-type')).toMatch(/^application\/problem\+json/);
     }
-    const stillThere = await http(base, 'GET', `/api/v1/tasks/${task.gid}`, { headers: auth });
+    const stillThere = await http(cairn.url, 'GET', `/api/v1/tasks/${task.gid}`, {
+      headers: cairn.auth,
+    });
     expect(stillThere.status).toBe(200);
   });
 
   it('asks workflows:write for writes and workflows:read for reads', async () => {
     const task = await create({ business: 'acme', name: 'Scoped' });
-    const reader = await authHeader(cairn, { businesses: ['acme'], scopes: ['workflows:read'] });
-    const writer = await authHeader(cairn, { businesses: ['acme'], scopes: ['workflows:write'] });
+    const reader = await cairn.token({ businesses: ['acme'], scopes: ['workflows:read'] });
+    const writer = await cairn.token({ businesses: ['acme'], scopes: ['workflows:write'] });
     const writes = [
-      http(base, 'POST', '/api/v1/tasks', {
+      http(cairn.url, 'POST', '/api/v1/tasks', {
         body: { business: 'acme', name: 'n' },
         headers: reader,
       }),
-      http(base, 'PUT', `/api/v1/tasks/${task.gid}`, { body: { name: 'n' }, headers: reader }),
-      http(base, 'DELETE', `/api/v1/tasks/${task.gid}`, { headers: reader }),
-      http(base, 'POST', `/api/v1/tasks/${task.gid}/dependencies`, {
+      http(cairn.url, 'PUT', `/api/v1/tasks/${task.gid}`, { body: { name: 'n' }, headers: reader }),
+      http(cairn.url, 'DELETE', `/api/v1/tasks/${task.gid}`, { headers: reader }),
+      http(cairn.url, 'POST', `/api/v1/tasks/${task.gid}/dependencies`, {
         body: { dependencies: [task.gid] },
         headers: reader,
       }),
-      http(base, 'DELETE', `/api/v1/tasks/${task.gid}/dependencies/${task.gid}`, {
+      http(cairn.url, 'DELETE', `/api/v1/tasks/${task.gid}/dependencies/${task.gid}`, {
         headers: reader,
       }),
     ];
     const reads = [
-      http(base, 'GET', `/api/v1/tasks/${task.gid}`, { headers: writer }),
-      http(base, 'GET', '/api/v1/tasks', { headers: writer }),
-      http(base, 'GET', `/api/v1/tasks/${task.gid}/dependents`, { headers: writer }),
-      http(base, 'GET', `/api/v1/tasks/${task.gid}/dependencies`, { headers: writer }),
+      http(cairn.url, 'GET', `/api/v1/tasks/${task.gid}`, { headers: writer }),
+      http(cairn.url, 'GET', '/api/v1/tasks', { headers: writer }),
+      http(cairn.url, 'GET', `/api/v1/tasks/${task.gid}/dependents`, { headers: writer }),
+      http(cairn.url, 'GET', `/api/v1/tasks/${task.gid}/dependencies`, { headers: writer }),
     ];
     for (const res of await Promise.all([...writes, ...reads])) {
       expect(res.status).toBe(403);
     }
-    const anonymous = await http(base, 'GET', `/api/v1/tasks/${task.gid}/dependents`);
+    const anonymous = await http(cairn.url, 'GET', `/api/v1/tasks/${task.gid}/dependents`);
     expect(anonymous.status).toBe(401);
   });
 });

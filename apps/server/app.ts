@@ -1,18 +1,20 @@
 import express, { type Request, type Response } from 'express';
+import { crossOrigin } from '../../libs/http/cross-origin.ts';
+import { errorMiddleware } from '../../libs/http/error-middleware.ts';
+import { AppError } from '../../libs/http/errors.ts';
+import { jsonCompression } from '../../libs/http/json-compression.ts';
+import { buildOpenApi } from '../../libs/http/openapi.ts';
+import { requestId } from '../../libs/http/request-id.ts';
+import type { Route } from '../../libs/http/route.ts';
+import { mountRoutes, notFound, type RouterOptions } from '../../libs/http/router.ts';
 import type { Logger } from '../../libs/observability/logger.ts';
 import type { CairnMetrics } from '../../libs/observability/metrics.ts';
 import { observeRequests } from '../../libs/observability/request-observer.ts';
-import { errorMiddleware } from '../../libs/platform/error-middleware.ts';
-import { AppError } from '../../libs/platform/errors.ts';
-import type { Idempotency } from '../../libs/platform/idempotency.ts';
-import { jsonBody } from '../../libs/platform/json-body.ts';
-import { buildOpenApi } from '../../libs/platform/openapi.ts';
-import type { RateLimiter } from '../../libs/platform/rate-limit.ts';
-import { rateLimitMiddleware } from '../../libs/platform/rate-limit-middleware.ts';
-import { requestId } from '../../libs/platform/request-id.ts';
-import type { Route } from '../../libs/platform/route.ts';
-import { mountRoutes, notFound } from '../../libs/platform/router.ts';
+import type { RateLimiter } from '../../libs/rate-limit/rate-limit.ts';
+import { rateLimitMiddleware } from '../../libs/rate-limit/rate-limit-middleware.ts';
+import { classifyPostgresError } from '../../libs/storage/postgres-errors.ts';
 import { mountDocs } from './docs.ts';
+import { mountExplorer } from './explore.ts';
 
 export interface AppOptions {
   routes: Route[];
@@ -24,9 +26,23 @@ export interface AppOptions {
   authenticate: express.RequestHandler;
   /** Charged right after authentication, before the body is read. */
   rateLimiter: RateLimiter;
-  /** Idempotency-Key handling for POST and PUT routes. */
-  idempotency: Idempotency;
+  /** Authorisation, units of work and Idempotency-Key handling for the route table. */
+  router: RouterOptions;
+  /** Origins allowed to call the API from a browser (config.corsOrigins). */
+  corsOrigins: readonly string[];
 }
+
+/** What the app serves besides the API's route table, so metrics label those requests too. */
+const PLATFORM_ROUTES = [
+  '/healthz',
+  '/readyz',
+  '/metrics',
+  '/openapi.json',
+  '/docs',
+  '/docs/assets/:bundle/:file',
+  '/explore',
+  '/explore/assets/:bundle/:file',
+].map((path) => ({ method: 'GET', path }));
 
 export function createApp(options: AppOptions): express.Express {
   const app = express();
@@ -34,7 +50,7 @@ export function createApp(options: AppOptions): express.Express {
   app.set('etag', false);
   app.use(requestId);
   // Before anything that can answer (auth, rate limits), so every response is timed and logged.
-  app.use(observeRequests(options));
+  app.use(observeRequests({ ...options, routes: [...options.routes, ...PLATFORM_ROUTES] }));
   app.use((_req, res, next) => {
     res.setHeader('X-Content-Type-Options', 'nosniff');
     res.setHeader('Cache-Control', 'no-store');
@@ -45,11 +61,14 @@ export function createApp(options: AppOptions): express.Express {
     res.setHeader('Content-Security-Policy', "frame-ancestors 'none'");
     next();
   });
-  const rateLimit = rateLimitMiddleware(options.rateLimiter);
+  app.use(jsonCompression());
+  app.use(crossOrigin(options.corsOrigins));
+  const rateLimit = rateLimitMiddleware(options.rateLimiter, () =>
+    options.metrics.rateLimitRejections.inc(),
+  );
   app.use(options.authenticate);
   app.use(rateLimit.afterAuthFailure);
   app.use(rateLimit.limit);
-  app.use(jsonBody);
 
   app.get('/healthz', (req: Request, res: Response) => {
     res.json({ status: 'ok', request_id: req.requestId });
@@ -76,9 +95,10 @@ export function createApp(options: AppOptions): express.Express {
     res.json(openapi);
   });
   mountDocs(app);
+  mountExplorer(app);
 
-  mountRoutes(app, options.routes, options.idempotency);
+  mountRoutes(app, options.routes, options.router);
   app.use(notFound(options.routes));
-  app.use(errorMiddleware(options.logger));
+  app.use(errorMiddleware(options.logger, [classifyPostgresError]));
   return app;
 }

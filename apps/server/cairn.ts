@@ -1,18 +1,21 @@
 import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type express from 'express';
+import type { Admission } from '../../libs/analytics/admission.ts';
 import { queryRoutes } from '../../libs/analytics/query.route.ts';
+import { loadClickHouseZones } from '../../libs/analytics/time-zones.ts';
 import { authMiddleware } from '../../libs/auth/auth.middleware.ts';
+import { authorize } from '../../libs/auth/authorize.ts';
 import { type MasterKey, resolveMasterKey } from '../../libs/auth/master-key.ts';
 import { openTokenCache } from '../../libs/auth/token-cache.ts';
 import { tokenRoutes } from '../../libs/auth/tokens.routes.ts';
 import type { Config } from '../../libs/config/config.ts';
+import type { Route } from '../../libs/http/route.ts';
+import { Idempotency } from '../../libs/idempotency/idempotency.ts';
 import { instrumentAnalyticsRoutes } from '../../libs/observability/analytics-metrics.ts';
 import { createLogger, type Logger } from '../../libs/observability/logger.ts';
 import { createMetrics } from '../../libs/observability/metrics.ts';
-import { Idempotency } from '../../libs/platform/idempotency.ts';
-import { createRateLimiter, type RateClass } from '../../libs/platform/rate-limit.ts';
-import type { Route } from '../../libs/platform/route.ts';
+import { projectionFreshness } from '../../libs/projection/freshness.ts';
 import {
   batchObserver,
   registerProjectionGauges,
@@ -22,12 +25,25 @@ import {
   startProjector,
   wakeProjector,
 } from '../../libs/projection/projector-jobs.ts';
+import { RollupBuilds } from '../../libs/projection/rollup-builds.ts';
+import {
+  createRateLimiter,
+  DEFAULT_RATE_LIMITS,
+  RATE_WINDOW_SECONDS,
+  type RateClass,
+  rateSubject,
+} from '../../libs/rate-limit/rate-limit.ts';
 import { type Engines, openEngines } from '../../libs/storage/engines.ts';
+import { advertiseServer } from '../../libs/storage/running-server.ts';
+import { postgresTransactor } from '../../libs/storage/unit-of-work.ts';
 import { resolveCursorKey } from '../../libs/tasks/cursor-key.ts';
 import { dependencyRoutes } from '../../libs/tasks/dependency.routes.ts';
 import { taskRoutes } from '../../libs/tasks/tasks.routes.ts';
 import { createApp } from './app.ts';
 import { trackHttp } from './http-drain.ts';
+import { createHttpServer } from './http-server.ts';
+import { openQueryCapacity } from './query-capacity.ts';
+import { startRollupBackfill } from './rollup-startup.ts';
 
 export interface CairnOptions {
   config: Config;
@@ -42,6 +58,10 @@ export interface Cairn {
   config: Config;
   masterKey: MasterKey;
   engines: Engines;
+  /** Analytics admission (slots and queue), for operators' tools and tests. */
+  queryAdmission: Admission;
+  /** Which rollups are complete (queries answer from no other). */
+  rollups: RollupBuilds;
   app: express.Express;
   /** Every mounted operation, for tests that sweep the whole route table. */
   routes: Route[];
@@ -61,6 +81,8 @@ export async function startCairn(options: CairnOptions): Promise<Cairn> {
   const clickhouse = engines.clickhouse.client;
   const metrics = createMetrics(config.role);
   registerProjectionGauges(metrics, { db, queue: engines.queue, now });
+  const rollups = await new RollupBuilds(clickhouse).start();
+  const backfill = await startRollupBackfill({ config, db, clickhouse, rollups, logger });
 
   let projector: RunningProjector | undefined;
   if (config.role !== 'api') {
@@ -79,7 +101,7 @@ export async function startCairn(options: CairnOptions): Promise<Cairn> {
 
   const masterKey = await resolveMasterKey({
     configured: config.masterKey,
-    embedded: config.databaseUrl === undefined,
+    embedded: config.embedded.postgres,
     dataDir: config.dataDir,
   });
   if (masterKey.generated) {
@@ -87,28 +109,45 @@ export async function startCairn(options: CairnOptions): Promise<Cairn> {
   }
 
   // Every role serves HTTP: the projector answers /healthz, /readyz and /metrics only.
-  const factsCommitted = wakeProjector(engines.queue);
+  const wake = wakeProjector(engines.queue);
   const cursorKey = await resolveCursorKey({
     configured: config.cursorSecret,
     masterKey: masterKey.value,
     db,
   });
   const tokens = await openTokenCache(engines.postgres);
+  const capacity = await openQueryCapacity({ config, engines, registry: metrics.registry, logger });
+  const rateLimits = { ...DEFAULT_RATE_LIMITS, ...options.rateLimits };
   const routes =
     config.role === 'projector'
       ? []
       : [
-          ...tokenRoutes({ db, now, revoked: () => tokens.cache.clear() }),
-          ...taskRoutes({ db, now, factsCommitted }),
-          ...dependencyRoutes({ db, now, factsCommitted, cursorKey }),
+          ...tokenRoutes({
+            db,
+            now,
+            rateLimitOf: (principal) => {
+              const tier =
+                rateSubject(principal, '').rateClass === 'service_account'
+                  ? 'service_account'
+                  : 'user';
+              return { tier, limit: rateLimits[tier], window_seconds: RATE_WINDOW_SECONDS };
+            },
+            revoked: () => tokens.cache.clear(),
+          }),
+          ...taskRoutes({ db, now, wakeProjector: wake }),
+          ...dependencyRoutes({ db, now, wakeProjector: wake, cursorKey }),
           ...instrumentAnalyticsRoutes(
             queryRoutes({
-              db,
               clickhouse,
+              freshness: (at) => projectionFreshness(db, at),
+              rollups: () => rollups.ready(),
               now,
               maxRows: config.queryMaxRows,
               timeoutMs: config.queryTimeoutMs,
               staleAfterMs: config.staleAfterMs,
+              maxMemoryBytes: config.queryMaxMemoryBytes,
+              executor: capacity.executor,
+              zones: await loadClickHouseZones(clickhouse),
             }),
             metrics,
           ),
@@ -116,23 +155,35 @@ export async function startCairn(options: CairnOptions): Promise<Cairn> {
   const rateLimiter = await createRateLimiter({
     redisUrl: config.redisUrl,
     prefix: config.redisPrefix,
-    limits: options.rateLimits,
+    limits: rateLimits,
     logger,
   });
   const app = createApp({
     logger,
     authenticate: authMiddleware({ db, masterKey: masterKey.value, now, tokenCache: tokens.cache }),
     rateLimiter,
-    idempotency: new Idempotency({ db, now, masterKey: masterKey.value }),
+    corsOrigins: config.corsOrigins,
+    router: {
+      authorize,
+      transact: postgresTransactor(db),
+      idempotency: new Idempotency({
+        db,
+        now,
+        masterKey: masterKey.value,
+        maxResponseBytes: config.idempotencyMaxResponseBytes,
+        onReplay: () => metrics.idempotencyReplays.inc(),
+      }),
+    },
     metrics,
     // A draining instance reports not-ready so a load balancer stops sending it requests.
     readiness: async () => ({
       ...(await engines.check()),
+      ...(await capacity.check()),
       ...(http.draining ? { http: 'draining' } : {}),
     }),
     routes,
   });
-  const server = app.listen(config.port, config.host);
+  const server = createHttpServer(app, config.httpLimits).listen(config.port, config.host);
   const http = trackHttp(server);
   await new Promise<void>((resolve, reject) => {
     server.once('listening', resolve);
@@ -141,21 +192,34 @@ export async function startCairn(options: CairnOptions): Promise<Cairn> {
   const address = server.address() as AddressInfo;
   const host = address.address.includes(':') ? `[${address.address}]` : address.address;
   const url = `http://${host}:${address.port}`;
+  // Embedded engines: the CLI finds this server here and works through it (tokens commands).
+  const unadvertise = config.embedded.postgres
+    ? await advertiseServer(config.dataDir, url)
+    : undefined;
 
   return {
     config,
     masterKey,
     engines,
+    queryAdmission: capacity.admission,
+    rollups,
     app,
     routes,
     server,
     url,
     /** Graceful: stop accepting, answer what is in flight, finish the batch in hand, close engines. */
     async close() {
+      // Queued analytics callers are answered 503 at once rather than held until the queries
+      // ahead of them finish: the drain then waits only for what is already running.
+      capacity.admission.close();
+      await unadvertise?.();
       await http.drain();
       projector?.stop();
+      await backfill.stop();
+      await rollups.close();
       await rateLimiter.close();
       await tokens.close();
+      await capacity.close();
       await engines.close();
     },
   };

@@ -1,7 +1,9 @@
+import type { Transaction } from 'kysely';
 import type { Principal } from '../../libs/auth/principal.ts';
-import type { TaskStatus } from '../../libs/storage/database.ts';
-import { addDependencies } from '../../libs/tasks/dependency.service.ts';
+import type { Database, TaskStatus } from '../../libs/storage/database.ts';
+import { addDependencies, removeDependency } from '../../libs/tasks/dependency.service.ts';
 import { createTask, type TaskDeps, updateTask } from '../../libs/tasks/task.service.ts';
+import { inTaskUnit } from '../../libs/tasks/task-unit.ts';
 
 /** Three businesses with their projects; every task goes through the write side. */
 export const DEMO_BUSINESSES: Record<string, string[]> = {
@@ -47,6 +49,8 @@ interface Plan {
   name: string;
   assignee: string | null;
   createdAt: Date;
+  /** Most tasks have a due date, a few to three weeks out; open ones past it count as overdue. */
+  dueOn: string | null;
   /** Earlier tasks of the same project, so the graph never has a cycle. */
   dependsOn: Plan[];
   /** Later status changes: [status, when]. */
@@ -89,6 +93,10 @@ function plan(now: Date): Plan[] {
           name: `${pick(VERBS)} ${pick(NOUNS)}`,
           assignee: pick(ASSIGNEES),
           createdAt,
+          dueOn:
+            rand() < 0.8
+              ? new Date(time + (2 + Math.floor(rand() * 20)) * DAY).toISOString().slice(0, 10)
+              : null,
           dependsOn,
           changes,
           gid: '',
@@ -109,32 +117,44 @@ function plan(now: Date): Plan[] {
  */
 export async function loadDemoDataset(deps: TaskDeps, now: Date): Promise<DemoSummary> {
   const plans = plan(now);
-  const at = (when: Date) => ({ ...deps, now: () => when });
+  const write = <T>(work: (trx: Transaction<Database>) => Promise<T>) => inTaskUnit(deps, work);
   let edges = 0;
   const chronological = [...plans].sort((a, b) => a.createdAt.getTime() - b.createdAt.getTime());
   for (const task of chronological) {
-    const created = await createTask(at(task.createdAt), {
-      business: task.business,
-      name: task.name,
-      project: task.project,
-      assignee: task.assignee,
-    });
+    const created = await write((trx) =>
+      createTask(
+        trx,
+        {
+          business: task.business,
+          name: task.name,
+          project: task.project,
+          assignee: task.assignee,
+          due_on: task.dueOn,
+        },
+        task.createdAt,
+      ),
+    );
     task.gid = created.gid;
     if (task.dependsOn.length === 0) continue;
-    // Adding edges signs no cursor, so the cursor key is never read here.
-    const edgeDeps = {
-      ...at(new Date(task.createdAt.getTime() + 60_000)),
-      cursorKey: Buffer.alloc(32),
-    };
     const wanted = task.dependsOn.map((dependency) => dependency.gid);
-    await addDependencies(edgeDeps, task.gid, wanted, SYSTEM);
+    const linkedAt = new Date(task.createdAt.getTime() + 60_000);
+    await write((trx) => addDependencies(trx, task.gid, wanted, SYSTEM, linkedAt));
     edges += wanted.length;
     for (const dependency of task.dependsOn) dependency.dependents += 1;
   }
   for (const task of plans) {
     for (const [status, when] of task.changes) {
-      await updateTask(at(when), task.gid, { status }, SYSTEM);
+      await write((trx) => updateTask(trx, task.gid, { status }, SYSTEM, when));
     }
+  }
+  // Plans change: every seventh task with several dependencies later drops its oldest one.
+  const rewired = plans.filter((task) => task.dependsOn.length > 1).filter((_, k) => k % 7 === 0);
+  for (const task of rewired) {
+    const dropped = task.dependsOn.pop() as Plan;
+    const when = new Date(Math.min(task.createdAt.getTime() + 3 * DAY, now.getTime() - 60_000));
+    await write((trx) => removeDependency(trx, task.gid, dropped.gid, SYSTEM, when));
+    edges -= 1;
+    dropped.dependents -= 1;
   }
   const busiest = plans.reduce((best, task) => (task.dependents > best.dependents ? task : best));
   return {

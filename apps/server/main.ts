@@ -1,7 +1,7 @@
 import { ConfigError, loadConfig } from '../../libs/config/config.ts';
 import { createLogger } from '../../libs/observability/logger.ts';
 import { startCairn } from './cairn.ts';
-import { announceStart, isFirstStart } from './first-start.ts';
+import { announceStart, isFirstStart, masterKeyNotice, say } from './first-start.ts';
 
 const SHUTDOWN_DEADLINE_MS = 10_000;
 
@@ -29,13 +29,8 @@ async function main(): Promise<void> {
     { role: config.role, url: cairn.url, dataDir: config.dataDir },
     `cairn started (${engines})`,
   );
-  process.stdout.write(`Cairn (${config.role}) is serving on ${cairn.url} (${engines})\n`);
-  if (cairn.masterKey.generated) {
-    // Shown this once; afterwards it is only in the file.
-    process.stdout.write(
-      `Master key (for POST /api/v1/tokens), kept in ${cairn.masterKey.file}:\n  ${cairn.masterKey.value}\n`,
-    );
-  }
+  say(`Cairn (${config.role}) is serving on ${cairn.url} (${engines})\n`);
+  say(masterKeyNotice(cairn));
 
   let stopping = false;
   const stop = (signal: string) => {

@@ -1,6 +1,15 @@
-import { DIMENSION_NAMES, DIMENSIONS, METRIC_NAMES, METRICS } from './catalog.ts';
+import { MAX_BUCKETS } from './buckets.ts';
+import {
+  DIMENSION_NAMES,
+  DIMENSIONS,
+  emptyValue,
+  METRIC_NAMES,
+  METRICS,
+  noneLabel,
+} from './catalog.ts';
+import { MAX_RANGE_YEARS } from './date-range.ts';
 import { DEFAULT_PERIOD, PERIOD_DESCRIPTIONS, PERIODS } from './period.ts';
-import { DIRECTIONS, FILTER_OPS } from './query.schema.ts';
+import { COMPARE_MODES, DIRECTIONS, FILTER_OPS, INCLUSIONS } from './query.schema.ts';
 
 /** The catalog as callers see it: names, meanings and units, never SQL. */
 export function queryCatalog() {
@@ -11,12 +20,14 @@ export function queryCatalog() {
       type: METRICS[name].type,
       unit: METRICS[name].unit,
       measured: METRICS[name].source === 'flow' ? 'during_period' : 'at_period_end',
+      empty: emptyValue(name),
     })),
     dimensions: DIMENSION_NAMES.map((name) => ({
       name,
       description: DIMENSIONS[name].description,
       type: DIMENSIONS[name].type,
       time: DIMENSIONS[name].time,
+      nullable: noneLabel(name) !== undefined,
     })),
     periods: PERIODS.map((name) => ({
       name,
@@ -25,6 +36,10 @@ export function queryCatalog() {
     })),
     filter_ops: FILTER_OPS,
     order_directions: DIRECTIONS,
+    compare: COMPARE_MODES,
+    include: INCLUSIONS,
     default_timezone: 'UTC',
+    max_buckets: MAX_BUCKETS,
+    max_date_range_years: MAX_RANGE_YEARS,
   };
 }

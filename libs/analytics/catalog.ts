@@ -11,6 +11,12 @@
  */
 export type MetricSource = 'flow' | 'state';
 
+/**
+ * What a metric's SQL reads besides its source's rows: tables built by `commonTables`
+ * (`completed_tasks`, `blocked_at`), or each open task's due date (`due_dates`).
+ */
+export type MetricNeed = 'completed_tasks' | 'blocked_at' | 'due_dates';
+
 export interface MetricDef {
   description: string;
   unit: 'tasks' | 'dependencies' | 'ratio' | 'hours' | 'people';
@@ -18,15 +24,29 @@ export interface MetricDef {
   type: 'integer' | 'number';
   source: MetricSource;
   /**
-   * Flow: an aggregate over `facts` rows. State: an aggregate over `task_at` rows, each standing
-   * for `weight` open tasks with the same labels at the same instant.
+   * The aggregate per source. Flow: over `facts` rows, or over rollup rows (`sum(created)`, …).
+   * State: over `task_at` rows, each standing for `weight` open tasks with the same labels at
+   * the same instant. `rollup: null`: only facts answer it exactly (the description says why).
    */
-  sql: string;
+  sql: { facts: string; rollup: string | null };
+  needs: readonly MetricNeed[];
+  /**
+   * What a row holds for this metric where another part of the same statement computes it, and
+   * what a bucket with nothing in it reads (a zero-filled bucket, a comparison bucket without
+   * facts): 0 for counts, NULL for averages, percentiles and rates, undefined there.
+   */
+  neutral: '0' | 'NULL';
 }
 
 export interface DimensionDef {
   description: string;
-  type: 'date' | 'string';
+  /** `date`: YYYY-MM-DD; `date-time`: RFC 3339 with the zone's offset; `string`: a label. */
+  type: 'date' | 'date-time' | 'string';
+  /**
+   * The stored value that means "no label" (a task without a project): answered and filtered
+   * as JSON null. Absent where every row has a label.
+   */
+  none?: string;
   /** A time dimension's SQL is a function of the instant it buckets; `{tz:String}` is bound. */
   time: boolean;
   sql: (instant: string) => string;
@@ -39,6 +59,12 @@ const COMPLETED = "kind = 'task_completed'";
 /** Undefined (null) rather than 0 or NaN when no task was completed. */
 const cycle = (aggregate: string) =>
   `if(countIf(${COMPLETED}) = 0, NULL, ${aggregate}(${CYCLE_HOURS}, ${COMPLETED}))`;
+/**
+ * Rollups keep every cycle time of their slot in one exact quantile state (stored at level
+ * 0.5); merged at any level it interpolates exactly as the facts' own quantile does.
+ */
+const rollupCycle = (level: number) =>
+  `if(sum(completed) = 0, NULL, quantileExactInclusiveMerge(${level})(cycle_hours))`;
 
 export const METRICS = {
   tasks_created: {
@@ -46,7 +72,12 @@ export const METRICS = {
     unit: 'tasks',
     type: 'integer',
     source: 'flow',
-    sql: "countIf(kind = 'task_created')",
+    sql: {
+      facts: "countIf(kind = 'task_created')",
+      rollup: 'sum(created)',
+    },
+    needs: [],
+    neutral: '0',
   },
   tasks_completed: {
     description:
@@ -54,29 +85,53 @@ export const METRICS = {
     unit: 'tasks',
     type: 'integer',
     source: 'flow',
-    sql: `countIf(${COMPLETED})`,
+    sql: {
+      facts: `countIf(${COMPLETED})`,
+      rollup: 'sum(completed)',
+    },
+    needs: [],
+    neutral: '0',
   },
   tasks_cancelled: {
     description: 'Tasks that became cancelled in the period (created cancelled included).',
     unit: 'tasks',
     type: 'integer',
     source: 'flow',
-    sql: "countIf(kind IN ('task_created', 'task_updated') AND status = 'cancelled' AND previous_status != 'cancelled')",
+    sql: {
+      facts:
+        "countIf(kind IN ('task_created', 'task_updated') AND status = 'cancelled' AND previous_status != 'cancelled')",
+      rollup: 'sum(cancelled)',
+    },
+    needs: [],
+    neutral: '0',
   },
   completion_rate: {
     description:
-      'Share (0–1) of the tasks created in the period that were completed before its end; 0 when none were created.',
+      'Share (0–1) of the tasks created in the row’s period or time bucket that were completed before that same period or bucket ends (so a row with no completions has rate 0); null when none were created. Read from facts: whether a task was completed is a fact about that task, which no sum per label set carries.',
     unit: 'ratio',
     type: 'number',
     source: 'flow',
-    sql: "if(countIf(kind = 'task_created') = 0, 0, countIf(kind = 'task_created' AND task_gid IN completed_tasks) / countIf(kind = 'task_created'))",
+    // completed_tasks holds (task, bucket) of each completion in the period: a creation counts
+    // when its task was completed in the bucket it was created in, i.e. before that bucket ends.
+    sql: {
+      facts:
+        "if(countIf(kind = 'task_created') = 0, NULL, countIf(kind = 'task_created' AND (task_gid, completion_bucket) IN completed_tasks) / countIf(kind = 'task_created'))",
+      rollup: null,
+    },
+    needs: ['completed_tasks'],
+    neutral: 'NULL',
   },
   avg_cycle_time_hours: {
     description: 'Mean hours from creation to completion over the completions in the period.',
     unit: 'hours',
     type: 'number',
     source: 'flow',
-    sql: cycle('avgIf'),
+    sql: {
+      facts: cycle('avgIf'),
+      rollup: 'if(sum(completed) = 0, NULL, sum(cycle_hours_sum) / sum(completed))',
+    },
+    needs: [],
+    neutral: 'NULL',
   },
   p50_cycle_time_hours: {
     description:
@@ -84,7 +139,12 @@ export const METRICS = {
     unit: 'hours',
     type: 'number',
     source: 'flow',
-    sql: cycle('quantileExactInclusiveIf(0.5)'),
+    sql: {
+      facts: cycle('quantileExactInclusiveIf(0.5)'),
+      rollup: rollupCycle(0.5),
+    },
+    needs: [],
+    neutral: 'NULL',
   },
   p90_cycle_time_hours: {
     description:
@@ -92,35 +152,60 @@ export const METRICS = {
     unit: 'hours',
     type: 'number',
     source: 'flow',
-    sql: cycle('quantileExactInclusiveIf(0.9)'),
+    sql: {
+      facts: cycle('quantileExactInclusiveIf(0.9)'),
+      rollup: rollupCycle(0.9),
+    },
+    needs: [],
+    neutral: 'NULL',
   },
   dependencies_added: {
     description: 'Dependency edges added in the period.',
     unit: 'dependencies',
     type: 'integer',
     source: 'flow',
-    sql: "countIf(kind = 'dependency_added')",
+    sql: {
+      facts: "countIf(kind = 'dependency_added')",
+      rollup: 'sum(dependencies_added)',
+    },
+    needs: [],
+    neutral: '0',
   },
   dependencies_removed: {
     description: 'Dependency edges removed in the period.',
     unit: 'dependencies',
     type: 'integer',
     source: 'flow',
-    sql: "countIf(kind = 'dependency_removed')",
+    sql: {
+      facts: "countIf(kind = 'dependency_removed')",
+      rollup: 'sum(dependencies_removed)',
+    },
+    needs: [],
+    neutral: '0',
   },
   active_assignees: {
     description: 'Distinct assignees of the tasks that changed in the period.',
     unit: 'people',
     type: 'integer',
     source: 'flow',
-    sql: "uniqExactIf(assignee, assignee != '')",
+    sql: {
+      facts: "uniqExactIf(assignee, assignee != '')",
+      rollup: 'uniqExactMerge(assignees)',
+    },
+    needs: [],
+    neutral: '0',
   },
   open_tasks: {
     description: 'Tasks open or in progress at the end of the period (now, if it ends later).',
     unit: 'tasks',
     type: 'integer',
     source: 'state',
-    sql: 'sum(weight)',
+    sql: {
+      facts: 'sum(weight)',
+      rollup: 'sum(weight)',
+    },
+    needs: [],
+    neutral: '0',
   },
   overdue_tasks: {
     description:
@@ -128,25 +213,50 @@ export const METRICS = {
     unit: 'tasks',
     type: 'integer',
     source: 'state',
-    sql: 'sumIf(weight, due_on < toDate(at, {tz:String}))',
+    sql: {
+      facts: 'sumIf(weight, due_on < toDate(at, {tz:String}))',
+      rollup: 'sum(arraySum((d, v) -> if(d < toDate(at, {tz:String}), v, 0), due.1, due.2))',
+    },
+    needs: ['due_dates'],
+    neutral: '0',
   },
   blocked_tasks: {
-    description: 'Open tasks at the end of the period with at least one open dependency.',
+    description:
+      'Open tasks at the end of the period with at least one open dependency. Read from facts: whether a task is blocked depends on the state of another task, which no sum per label set carries.',
     unit: 'tasks',
     type: 'integer',
     source: 'state',
-    sql: 'sumIf(weight, blocked = 1)',
+    sql: {
+      facts: 'sumIf(weight, blocked = 1)',
+      rollup: null,
+    },
+    needs: ['blocked_at'],
+    neutral: '0',
   },
 } as const satisfies Record<string, MetricDef>;
 
-const label = (name: string, description: string): DimensionDef => ({
+const label = (name: string, description: string, none?: string): DimensionDef => ({
   description,
   type: 'string',
+  ...(none === undefined ? {} : { none }),
   time: false,
   sql: () => name,
 });
 
+/** `YYYY-MM-DDTHH:00:00±HH:MM`: the offset tells apart the two 01:00 of a night the clocks go back. */
+function hourLabel(t: string): string {
+  const text = `formatDateTime(toStartOfHour(${t}, {tz:String}), '%Y-%m-%dT%H:%i:%S%z', {tz:String})`;
+  return `concat(substring(${text}, 1, 22), ':', substring(${text}, 23, 2))`;
+}
+
 export const DIMENSIONS = {
+  hour: {
+    description:
+      'Hour in the query time zone, named by its start with the zone offset (YYYY-MM-DDTHH:00:00+HH:MM).',
+    type: 'date-time',
+    time: true,
+    sql: hourLabel,
+  },
   day: {
     description: 'Calendar day in the query time zone (YYYY-MM-DD).',
     type: 'date',
@@ -172,8 +282,8 @@ export const DIMENSIONS = {
     sql: (t) => `toString(toStartOfQuarter(${t}, {tz:String}))`,
   },
   business: label('business', 'Business the task belongs to.'),
-  project: label('project', "Task's project ('' when none)."),
-  assignee: label('assignee', "Task's assignee ('' when none)."),
+  project: label('project', "Task's project (null when none).", ''),
+  assignee: label('assignee', "Task's assignee (null when none).", ''),
   status: label(
     'status',
     "Task's status after the change (flow metrics) or at the period's end (state metrics).",
@@ -186,3 +296,11 @@ export type DimensionName = keyof typeof DIMENSIONS;
 export const METRIC_NAMES = Object.keys(METRICS) as MetricName[];
 export const DIMENSION_NAMES = Object.keys(DIMENSIONS) as DimensionName[];
 export const TIME_DIMENSIONS = DIMENSION_NAMES.filter((name) => DIMENSIONS[name].time);
+
+/** The stored value a dimension uses for "no label", answered as null; undefined if it has none. */
+export const noneLabel = (name: DimensionName): string | undefined =>
+  (DIMENSIONS[name] as DimensionDef).none;
+
+/** What a metric reads in a bucket with nothing in it: its neutral value. */
+export const emptyValue = (name: MetricName): 0 | null =>
+  METRICS[name].neutral === '0' ? 0 : null;

@@ -1,5 +1,12 @@
-import { DIMENSIONS, type DimensionName, METRICS, type MetricName } from './catalog.ts';
+import {
+  DIMENSIONS,
+  type DimensionName,
+  METRICS,
+  type MetricName,
+  type MetricNeed,
+} from './catalog.ts';
 import type { QueryFilter } from './query-parser.ts';
+import type { SourceName } from './rollups.ts';
 
 /** Pieces shared by every source of one query. Values are bound: only names reach the text. */
 export interface SourceContext {
@@ -10,7 +17,22 @@ export interface SourceContext {
   scope: string | null;
   /** Whether other sources share the result, so this one fills their columns with neutrals. */
   union: boolean;
+  /** The table the planner chose: facts, or a rollup. */
+  source: SourceName;
 }
+
+const onRollup = (ctx: SourceContext) => ctx.source !== 'facts';
+
+/** The time dimension a query groups by, if any: rates compare within its buckets. */
+const timeDimension = (ctx: SourceContext) => ctx.dimensions.find((name) => DIMENSIONS[name].time);
+
+/** The bucket `instant` falls in, as its label; a constant when the query has no time buckets. */
+function bucketOf(ctx: SourceContext, instant: string): string {
+  const time = timeDimension(ctx);
+  return time ? DIMENSIONS[time].sql(instant) : "''";
+}
+/** The column a source's rows are placed in time by. */
+const instantOf = (ctx: SourceContext) => (onRollup(ctx) ? 'slot' : 'occurred_at');
 
 const TIME = "DateTime64(3, 'UTC')";
 const TIME_ARRAY = `Array(${TIME})`;
@@ -44,27 +66,32 @@ function metricColumns(ctx: SourceContext, source: 'flow' | 'state'): string[] {
     .filter((name) => ctx.union || METRICS[name].source === source)
     .map((name) => {
       const metric = METRICS[name];
-      if (metric.source === source) return `${metric.sql} AS ${name}`;
-      return `${metric.type === 'number' && name !== 'completion_rate' ? 'NULL' : '0'} AS ${name}`;
+      if (metric.source !== source) return `${metric.neutral} AS ${name}`;
+      const sql = onRollup(ctx) ? metric.sql.rollup : metric.sql.facts;
+      return `${sql?.replaceAll('completion_bucket', bucketOf(ctx, instantOf(ctx)))} AS ${name}`;
     });
 }
 
 const groupBy = (ctx: SourceContext) =>
   ctx.dimensions.length > 0 ? [`GROUP BY ${ctx.dimensions.join(', ')}`] : [];
 
-/** Metrics over the facts that happened inside [from, to). */
+/**
+ * Metrics over the facts that happened inside [from, to). On a rollup, rows holding only a
+ * closed state's labels (no fact of their own) stay out, or they would add empty groups.
+ */
 export function flowSelect(ctx: SourceContext): string[] {
+  const instant = instantOf(ctx);
   return [
-    `SELECT ${[...dimensionColumns(ctx, 'occurred_at'), ...metricColumns(ctx, 'flow')].join(', ')}`,
-    'FROM facts',
-    `WHERE ${and([ctx.scope, `occurred_at >= {from:${TIME}}`, `occurred_at < {to:${TIME}}`, ...filterConditions(ctx.filters, 'occurred_at')])}`,
+    `SELECT ${[...dimensionColumns(ctx, instant), ...metricColumns(ctx, 'flow')].join(', ')}`,
+    `FROM ${ctx.source}`,
+    `WHERE ${and([ctx.scope, `${instant} >= {from:${TIME}}`, `${instant} < {to:${TIME}}`, ...filterConditions(ctx.filters, instant), onRollup(ctx) ? 'facts > 0' : null])}`,
     ...groupBy(ctx),
   ];
 }
 
 /** Metrics over the open tasks at each bucket's `at` instant (rows of `task_at`). */
 export function stateSelect(ctx: SourceContext): string[] {
-  const blocked = ctx.metrics.includes('blocked_tasks');
+  const blocked = needs(ctx, 'blocked_at');
   const where = filterConditions(ctx.filters, 'bucket');
   return [
     `SELECT ${[...dimensionColumns(ctx, 'bucket'), ...metricColumns(ctx, 'state')].join(', ')}`,
@@ -92,16 +119,22 @@ const bucketColumns = (index: string) =>
   `{starts:${TIME_ARRAY}}[${index}] AS bucket, {ats:${TIME_ARRAY}}[${index}] AS at`;
 const BEFORE_END = `occurred_at < {state_to:${TIME}}`;
 
+const needs = (ctx: SourceContext, need: MetricNeed) =>
+  ctx.metrics.some((name) => (METRICS[name].needs as readonly MetricNeed[]).includes(need));
+
 /** CTEs the state select (and, for completion_rate, the flow select) read from. */
 export function commonTables(ctx: SourceContext): string[] {
   const tables: string[] = [];
-  if (ctx.metrics.includes('completion_rate')) {
+  if (needs(ctx, 'completed_tasks')) {
+    // A task created in the period is completed after its creation: completions before the
+    // period cannot count, so only the period's own completions are read, each with its bucket.
     tables.push(
-      `completed_tasks AS (SELECT task_gid FROM facts WHERE ${and([ctx.scope, "kind = 'task_completed'", `occurred_at < {to:${TIME}}`])})`,
+      `completed_tasks AS (SELECT task_gid, ${bucketOf(ctx, 'occurred_at')} FROM facts WHERE ${and([ctx.scope, "kind = 'task_completed'", `occurred_at >= {from:${TIME}}`, `occurred_at < {to:${TIME}}`])})`,
     );
   }
   if (!ctx.metrics.some((name) => METRICS[name].source === 'state')) return tables;
-  if (!ctx.metrics.includes('blocked_tasks')) return [...tables, openTaskCounts(ctx)];
+  if (onRollup(ctx)) return [...tables, rollupOpenCounts(ctx)];
+  if (!needs(ctx, 'blocked_at')) return [...tables, openTaskCounts(ctx)];
   const taskSpans = spans(
     'task_gid',
     'task_gid, kind, business, project, assignee, status, due_on',
@@ -140,9 +173,7 @@ const BEFORE = {
  */
 function openTaskCounts(ctx: SourceContext): string {
   const labels = (Object.keys(BEFORE) as Array<keyof typeof BEFORE>).filter((label) =>
-    label === 'due_on'
-      ? ctx.metrics.includes('overdue_tasks')
-      : [...ctx.dimensions, ...ctx.filters.map((filter) => filter.dimension)].includes(label),
+    label === 'due_on' ? needsDueDates(ctx) : stateLabels(ctx).includes(label),
   );
   const interval = `arrayCount(a -> a <= occurred_at, {ats:${TIME_ARRAY}}) AS j`;
   const change = (sign: string, columns: string[], condition: string) =>
@@ -159,4 +190,29 @@ function openTaskCounts(ctx: SourceContext): string {
   );
   const sums = `SELECT ${['j', ...labels, 'sum(sign) AS weight'].join(', ')} FROM (${added} UNION ALL ${removed}) GROUP BY ${['j', ...labels].join(', ')} HAVING weight != 0`;
   return `task_at AS (SELECT ${[bucketColumns('k'), ...labels, 'weight'].join(', ')} FROM (${sums}) ARRAY JOIN range(j + 1, length({ats:${TIME_ARRAY}}) + 1) AS k)`;
+}
+
+const needsDueDates = (ctx: SourceContext) => needs(ctx, 'due_dates');
+const stateLabels = (ctx: SourceContext): string[] =>
+  [...ctx.dimensions, ...ctx.filters.map((filter) => filter.dimension)].filter(
+    (name) => !DIMENSIONS[name].time,
+  );
+
+/**
+ * The same running sum over a rollup: its rows already hold the changes summed per slot and
+ * label set (with the due dates of the tasks opened and closed, summed per date), so only the
+ * slots before the last instant are read, never a fact. Slot instants (`slot_ats`) are the
+ * bucket instants moved up to a slot boundary; due dates are still compared with the day of
+ * the true instant.
+ */
+function rollupOpenCounts(ctx: SourceContext): string {
+  const labels = stateLabels(ctx);
+  const due = needsDueDates(ctx);
+  const sums = [
+    `SELECT ${[`arrayCount(a -> a <= slot, {slot_ats:${TIME_ARRAY}}) AS j`, ...labels, 'sum(open_change) AS weight', ...(due ? ['sumMap(due_change) AS due'] : [])].join(', ')}`,
+    `FROM ${ctx.source} WHERE ${and([ctx.scope, `slot < {state_to:${TIME}}`])}`,
+    `GROUP BY ${['j', ...labels].join(', ')}`,
+    `HAVING weight != 0${due ? ' OR notEmpty(due.1)' : ''}`,
+  ].join(' ');
+  return `task_at AS (SELECT ${[bucketColumns('k'), ...labels, 'weight', ...(due ? ['due'] : [])].join(', ')} FROM (${sums}) ARRAY JOIN range(j + 1, length({ats:${TIME_ARRAY}}) + 1) AS k)`;
 }

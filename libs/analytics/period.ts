@@ -38,10 +38,17 @@ export const PERIOD_DESCRIPTIONS: Record<PeriodName, string> = {
 };
 
 export interface ResolvedPeriod {
-  name: PeriodName;
+  /** `custom` for a `date_range`. */
+  name: PeriodName | 'custom';
   from: Date;
   to: Date;
   timezone: string;
+  /**
+   * How the period steps back for `compare: previous_period`: whole calendar months (this
+   * month, quarter, year), whole local days (named day runs, date ranges) or, for date-time
+   * ranges, its exact duration.
+   */
+  step: { months: number } | { days: number } | null;
 }
 
 /** A calendar date as days since 1970-01-01, so arithmetic is plain integer math. */
@@ -56,8 +63,17 @@ export function resolvePeriod(name: PeriodName, now: Date, timezone: string): Re
     from: fromDay === null ? new Date(0) : startOfDay(fromDay, timezone),
     to: startOfDay(toDay, timezone),
     timezone,
+    step: fromDay === null ? null : (MONTH_STEPS[name] ?? { days: toDay - fromDay }),
   };
 }
+
+/** Periods that are calendar months step back by months, whatever their length in days. */
+const MONTH_STEPS: Partial<Record<PeriodName, { months: number }>> = {
+  this_month: { months: 1 },
+  last_month: { months: 1 },
+  this_quarter: { months: 3 },
+  this_year: { months: 12 },
+};
 
 function dayRange(name: PeriodName, today: Day): [Day | null, Day] {
   const { year, month } = civil(today);
@@ -149,7 +165,7 @@ function formatter(timezone: string): Intl.DateTimeFormat {
 }
 
 /** The wall-clock time at `instant` in `timezone`, read as if it were UTC, in ms. */
-function wallClock(instant: number, timezone: string): number {
+export function wallClock(instant: number, timezone: string): number {
   const parts: Record<string, number> = {};
   for (const part of formatter(timezone).formatToParts(new Date(instant))) {
     if (part.type !== 'literal') parts[part.type] = Number(part.value);
@@ -174,12 +190,19 @@ export function localDay(instant: Date, timezone: string): Day {
  * first wall-clock time that exists.
  */
 export function startOfDay(day: Day, timezone: string): Date {
-  const wall = day * MS_PER_DAY;
+  return atWallClock(day * MS_PER_DAY, timezone);
+}
+
+/**
+ * The instant whose wall-clock time in `timezone` is `wall` (ms, read as UTC); a wall-clock
+ * time skipped by a DST jump moves forward to the first that exists.
+ */
+export function atWallClock(wall: number, timezone: string): Date {
   let instant = wall - (wallClock(wall, timezone) - wall);
   instant = wall - (wallClock(instant, timezone) - instant);
-  if (localDay(new Date(instant), timezone) < day) {
-    // Midnight does not exist here: step forward to where the day begins.
-    while (localDay(new Date(instant), timezone) < day) instant += 15 * 60_000;
+  if (wallClock(instant, timezone) < wall) {
+    // The time does not exist here: step forward to where the clocks resume.
+    while (wallClock(instant, timezone) < wall) instant += 15 * 60_000;
     instant -= (wallClock(instant, timezone) - wall) % (15 * 60_000);
   }
   return new Date(instant);

@@ -1,8 +1,10 @@
 import type { StateBuckets } from './buckets.ts';
-import { METRICS } from './catalog.ts';
+import { METRICS, noneLabel } from './catalog.ts';
 import { commonTables, flowSelect, type SourceContext, stateSelect } from './metric-sources.ts';
 import type { ResolvedPeriod } from './period.ts';
 import type { AnalyticsQuery } from './query-parser.ts';
+import { slotCeiling } from './query-planner.ts';
+import { rollupDef, type SourceName } from './rollups.ts';
 
 /** A compiled statement is plain data: SQL text with `{name:Type}` placeholders, and values. */
 export interface CompiledQuery {
@@ -16,17 +18,21 @@ export interface CompileOptions {
   businesses: string[] | null;
   /** Rows to return at most (the caller's limit or the server's cap). */
   rowLimit: number;
+  /** Rows to skip first, in the statement's stable order. */
+  offset?: number;
   /** Where state metrics are measured; needed only when the query asks for one. */
   buckets?: StateBuckets;
+  /** The table the planner chose (default facts). */
+  source?: SourceName;
 }
-
-export const TOTAL_ROWS_COLUMN = '__total_rows';
 
 /**
  * One statement per query. Flow metrics aggregate facts inside the period; state metrics
  * aggregate task states at bucket ends. When both are asked for, each source fills the other's
  * columns with neutral values and an outer GROUP BY merges them row by row (max of a value and
- * its neutral is the value). The window count runs after grouping, before LIMIT: total rows.
+ * its neutral is the value). The rows before LIMIT are counted by the engine
+ * (`rows_before_limit_at_least`, exact with `exact_rows_before_limit`), so no page is needed
+ * to know the total.
  */
 export function compileQuery(query: AnalyticsQuery, options: CompileOptions): CompiledQuery {
   const sources = new Set(query.metrics.map((name) => METRICS[name].source));
@@ -36,14 +42,14 @@ export function compileQuery(query: AnalyticsQuery, options: CompileOptions): Co
     filters: query.filters,
     scope: options.businesses === null ? null : 'business IN {businesses:Array(String)}',
     union: sources.size > 1,
+    source: options.source ?? 'facts',
   };
   const tables = commonTables(ctx);
   const lines = tables.length > 0 ? [`WITH ${tables.join(',\n')}`] : [];
-  const total = `count() OVER () AS ${TOTAL_ROWS_COLUMN}`;
   if (ctx.union) {
     const merged = query.metrics.map((name) => `max(${name}) AS ${name}`);
     lines.push(
-      `SELECT ${[...query.dimensions, ...merged, total].join(', ')}`,
+      `SELECT ${[...query.dimensions, ...merged].join(', ')}`,
       'FROM (',
       ...flowSelect(ctx),
       'UNION ALL',
@@ -52,12 +58,15 @@ export function compileQuery(query: AnalyticsQuery, options: CompileOptions): Co
     );
     if (query.dimensions.length > 0) lines.push(`GROUP BY ${query.dimensions.join(', ')}`);
   } else {
-    const select = sources.has('flow') ? flowSelect(ctx) : stateSelect(ctx);
-    lines.push(`${select[0]}, ${total}`, ...select.slice(1));
+    lines.push(...(sources.has('flow') ? flowSelect(ctx) : stateSelect(ctx)));
   }
   const order = orderTerms(query);
   if (order.length > 0) lines.push(`ORDER BY ${order.join(', ')}`);
-  lines.push('LIMIT {limit:UInt32}');
+  lines.push(
+    (options.offset ?? 0) > 0
+      ? 'LIMIT {limit:UInt32} OFFSET {offset:UInt64}'
+      : 'LIMIT {limit:UInt32}',
+  );
   const sql = lines.join('\n');
   return { sql, params: bindParams(sql, query, options) };
 }
@@ -66,6 +75,7 @@ export function compileQuery(query: AnalyticsQuery, options: CompileOptions): Co
 function orderTerms(query: AnalyticsQuery): string[] {
   const named = new Set<string>(query.orderBy.map((order) => order.field));
   return [
+    // Undefined values (no completion to average) sort last either way, as ClickHouse does.
     ...query.orderBy.map((order) => `${order.field} ${order.direction.toUpperCase()}`),
     ...query.dimensions.filter((name) => !named.has(name)).map((name) => `${name} ASC`),
   ];
@@ -86,12 +96,20 @@ function bindParams(
     const ats = options.buckets.ats;
     params.starts = options.buckets.starts.map(toClickHouseTime);
     params.ats = ats.map(toClickHouseTime);
-    params.state_to = toClickHouseTime(new Date(Math.max(0, ...ats.map((at) => at.getTime()))));
+    const slotMs =
+      options.source && options.source !== 'facts' ? rollupDef(options.source).slotMs : 0;
+    const reads = slotMs > 0 ? ats.map((at) => slotCeiling(at, slotMs)) : ats;
+    params.slot_ats = reads.map(toClickHouseTime);
+    params.state_to = toClickHouseTime(new Date(Math.max(0, ...reads.map((at) => at.getTime()))));
   }
   query.filters.forEach((filter, i) => {
-    params[`f${i}`] = filter.op === 'eq' || filter.op === 'neq' ? filter.values[0] : filter.values;
+    // Null is how a query names "no label"; the facts store it as the dimension's `none`.
+    const none = noneLabel(filter.dimension) ?? '';
+    const values = filter.values.map((value) => value ?? none);
+    params[`f${i}`] = filter.op === 'eq' || filter.op === 'neq' ? values[0] : values;
   });
   params.limit = options.rowLimit;
+  params.offset = options.offset ?? 0;
   // Bind only what the text uses: engines reject parameters a statement does not mention.
   for (const name of Object.keys(params)) {
     if (!sql.includes(`{${name}:`)) delete params[name];

@@ -1,5 +1,5 @@
-import type { Freshness } from '../projection/freshness.ts';
 import { DIMENSIONS, METRICS } from './catalog.ts';
+import type { Freshness } from './freshness.ts';
 import type { ResolvedPeriod } from './period.ts';
 import type { AnalyticsQuery } from './query-parser.ts';
 
@@ -28,7 +28,7 @@ export function queryWarnings(run: RunFacts): QueryWarning[] {
   if (run.capped) {
     warnings.push({
       code: 'result_truncated',
-      message: `Only the first ${run.rowCount} of ${run.totalRows} rows are returned; narrow the query or page with filters.`,
+      message: `Only ${run.rowCount} of ${run.totalRows} rows are returned, from offset ${run.query.offset}; page with offset and limit, or narrow the query.`,
       returned_rows: run.rowCount,
       total_rows: run.totalRows,
     });
@@ -67,6 +67,9 @@ export function resolvedQuery(query: AnalyticsQuery, period: ResolvedPeriod) {
     filters: query.filters,
     order_by: query.orderBy,
     limit: query.limit,
+    offset: query.offset,
+    compare: query.compare,
+    include: query.totals ? ['totals'] : [],
   };
 }
 

@@ -1,6 +1,8 @@
-import { ValidationError, type ValidationIssue } from '../platform/errors.ts';
-import { DIMENSIONS, type DimensionName, type MetricName } from './catalog.ts';
+import { ValidationError, type ValidationIssue } from '../http/errors.ts';
+import { DIMENSIONS, type DimensionName, type MetricName, noneLabel } from './catalog.ts';
+import { type DateRange, parseDateRange } from './date-range.ts';
 import { canonicalTimezone, DEFAULT_PERIOD, type PeriodName } from './period.ts';
+import type { CompareMode, Inclusion } from './query.schema.ts';
 import { LIMIT_CEILING } from './query.schema.ts';
 
 export type FilterOp = 'eq' | 'neq' | 'in' | 'not_in';
@@ -8,7 +10,8 @@ export type FilterOp = 'eq' | 'neq' | 'in' | 'not_in';
 export interface QueryFilter {
   dimension: DimensionName;
   op: FilterOp;
-  values: string[];
+  /** null: rows without this label (a task without a project). */
+  values: Array<string | null>;
 }
 
 export interface QueryOrder {
@@ -21,18 +24,23 @@ export interface QueryRequest {
   metrics: MetricName[];
   dimensions?: DimensionName[];
   period?: PeriodName;
+  date_range?: [string, string];
   business?: string;
   timezone?: string;
   filters?: QueryFilter[];
   order_by?: Array<{ field: MetricName | DimensionName; direction?: 'asc' | 'desc' }>;
   limit?: number;
+  offset?: number;
+  compare?: CompareMode;
+  include?: Inclusion[];
 }
 
 /** A query with every default applied and every cross-field rule checked. */
 export interface AnalyticsQuery {
   metrics: MetricName[];
   dimensions: DimensionName[];
-  period: PeriodName;
+  /** A named period, or the caller's `date_range`. */
+  period: PeriodName | DateRange;
   timezone: string;
   /** null: every business the caller may read. */
   business: string | null;
@@ -40,17 +48,28 @@ export interface AnalyticsQuery {
   orderBy: QueryOrder[];
   /** The caller's own row limit; null means the server's cap. */
   limit: number | null;
+  /** Rows skipped before the first returned, in the stable order. */
+  offset: number;
+  compare: CompareMode | null;
+  /** `include: ["totals"]`: the metrics over the whole filtered period too. */
+  totals: boolean;
 }
 
 export interface ParseOptions {
   /** `CAIRN_QUERY_MAX_ROWS`: no caller may ask for more. */
   maxRows?: number;
+  /** Zones the running ClickHouse can load (see time-zones.ts); unset: whatever Intl knows. */
+  zones?: ReadonlySet<string>;
 }
 
 /** Checks what a JSON schema cannot express, reporting every problem at its own `loc`. */
 export function parseQuery(request: QueryRequest, options: ParseOptions = {}): AnalyticsQuery {
   const issues: ValidationIssue[] = [];
-  const resolvedZone = canonicalTimezone(request.timezone ?? 'UTC');
+  const intlZone = canonicalTimezone(request.timezone ?? 'UTC');
+  const resolvedZone =
+    intlZone !== null && (options.zones === undefined || options.zones.has(intlZone))
+      ? intlZone
+      : null;
   const timezone = resolvedZone ?? 'UTC';
   if (resolvedZone === null) {
     issues.push({
@@ -78,7 +97,34 @@ export function parseQuery(request: QueryRequest, options: ParseOptions = {}): A
         type: 'value_error',
       });
     }
+    if (noneLabel(filter.dimension) !== undefined) return;
+    filter.values.forEach((value, j) => {
+      if (value !== null) return;
+      issues.push({
+        loc: ['body', 'filters', i, 'values', j],
+        msg: `Every row has a '${filter.dimension}': null matches nothing here`,
+        type: 'value_error',
+      });
+    });
   });
+  let period: PeriodName | DateRange = request.period ?? DEFAULT_PERIOD;
+  if (request.date_range !== undefined) {
+    if (request.period !== undefined) {
+      issues.push({
+        loc: ['body', 'date_range'],
+        msg: 'Give either period or date_range, not both',
+        type: 'value_error',
+      });
+    }
+    period = parseDateRange(request.date_range, issues) ?? period;
+  }
+  if (request.compare !== undefined && period === 'all_time') {
+    issues.push({
+      loc: ['body', 'compare'],
+      msg: 'all_time has no previous period or year to compare with',
+      type: 'value_error',
+    });
+  }
   const requested = new Set<string>([...request.metrics, ...dimensions]);
   const ordered = new Set<string>();
   const orderBy = (request.order_by ?? []).map((order, i): QueryOrder => {
@@ -110,11 +156,14 @@ export function parseQuery(request: QueryRequest, options: ParseOptions = {}): A
   return {
     metrics: request.metrics,
     dimensions,
-    period: request.period ?? DEFAULT_PERIOD,
+    period,
     timezone,
     business: request.business ?? null,
     filters,
     orderBy,
     limit: request.limit ?? null,
+    offset: request.offset ?? 0,
+    compare: request.compare ?? null,
+    totals: request.include?.includes('totals') ?? false,
   };
 }

@@ -1,10 +1,15 @@
 import { allowedBusinesses } from '../auth/principal.ts';
-import { single } from '../platform/envelope.ts';
-import { defineRoute, type Route } from '../platform/route.ts';
+import { single } from '../http/envelope.ts';
+import { defineRoute, type Route } from '../http/route.ts';
 import { queryCatalog } from './catalog-view.ts';
 import { queryBody } from './query.schema.ts';
 import { type AnalyticsDeps, runQuery } from './query.service.ts';
 import type { QueryRequest } from './query-parser.ts';
+import { catalogResponse, queryResponse } from './query-response.schema.ts';
+
+/** `Cache-Control: no-cache` (or `no-store`) asks for an answer computed afresh. */
+const bypassesCache = (header: string | undefined): boolean =>
+  header !== undefined && /(^|,)\s*no-(cache|store)\s*(,|=|$)/i.test(header);
 
 export function queryRoutes(deps: AnalyticsDeps): Route[] {
   return [
@@ -17,12 +22,16 @@ export function queryRoutes(deps: AnalyticsDeps): Route[] {
       scope: 'analytics:read',
       body: queryBody,
       successStatus: 200,
+      response: queryResponse,
+      responses: { '422': 'QueryUnprocessable', '429': 'QueryRefused', '503': 'QueryUnavailable' },
       async handle({ body, ctx }) {
         const businesses = allowedBusinesses(ctx.principal);
         return {
           body: await runQuery(deps, body, {
             signal: ctx.signal,
             businesses: businesses === null ? null : [...businesses],
+            principal: ctx.principal.kind === 'token' ? `token:${ctx.principal.id}` : 'master',
+            useCache: !bypassesCache(ctx.headers['cache-control']),
           }),
         };
       },
@@ -35,6 +44,7 @@ export function queryRoutes(deps: AnalyticsDeps): Route[] {
       tags: ['analytics'],
       scope: 'analytics:read',
       successStatus: 200,
+      response: catalogResponse,
       async handle({ ctx }) {
         return { body: single(queryCatalog(), ctx.requestId) };
       },

@@ -1,13 +1,10 @@
-import { randomUUID } from 'node:crypto';
 import type { ClickHouseClient } from '@clickhouse/client';
-import type { Kysely } from 'kysely';
-import { AppError } from '../platform/errors.ts';
-import { projectionFreshness } from '../projection/freshness.ts';
-import type { Database } from '../storage/database.ts';
-import { stateBuckets } from './buckets.ts';
-import { DIMENSIONS, METRICS } from './catalog.ts';
-import { type ResolvedPeriod, resolvePeriod } from './period.ts';
-import { type CompiledQuery, compileQuery, TOTAL_ROWS_COLUMN } from './query-compiler.ts';
+import { businessScope } from '../auth/access.ts';
+import { resolveQueryPeriod } from './date-range.ts';
+import type { Freshness } from './freshness.ts';
+import type { ResolvedPeriod } from './period.ts';
+import type { CompiledQuery } from './query-compiler.ts';
+import { type Execution, QueryExecutor } from './query-execution.ts';
 import {
   describeColumns,
   type QueryWarning,
@@ -15,14 +12,33 @@ import {
   resolvedQuery,
 } from './query-metadata.ts';
 import { type AnalyticsQuery, parseQuery, type QueryRequest } from './query-parser.ts';
+import { planQuery, type QueryPlan, timeDimension } from './query-plan.ts';
+import {
+  attachComparison,
+  incompleteFrom,
+  nullLabels,
+  type Row,
+  sortRows,
+  zeroFill,
+} from './query-rows.ts';
+import type { RollupName, SourceName } from './rollups.ts';
 
 export interface AnalyticsDeps {
   clickhouse: ClickHouseClient;
-  db: Kysely<Database>;
+  /** How far the projection has got: the read side asks, it holds no database of its own. */
+  freshness: (now: Date) => Promise<Freshness>;
+  /** Rollups that hold every fact; the planner answers from no other. */
+  rollups: () => ReadonlySet<RollupName>;
   now: () => Date;
   maxRows: number;
   timeoutMs: number;
   staleAfterMs: number;
+  /** ClickHouse `max_memory_usage` per query; unset leaves the server's own limit. */
+  maxMemoryBytes?: number;
+  /** Result cache and fair admission around the engine; without it, statements run directly. */
+  executor?: QueryExecutor;
+  /** Zones the running ClickHouse can load (loadClickHouseZones). */
+  zones?: ReadonlySet<string>;
 }
 
 export interface QueryResponse {
@@ -35,13 +51,49 @@ export interface QueryContext {
   signal: AbortSignal;
   /** Businesses the caller may read; null means no restriction. */
   businesses: string[] | null;
+  /** Who is asking, for fair admission. */
+  principal?: string;
+  /** False for `Cache-Control: no-cache`. */
+  useCache?: boolean;
+  /**
+   * Tests and benchmarks only (never set from a request): answer from this source instead of
+   * the planner's first choice; it must be one the planner found exact.
+   */
+  source?: SourceName;
 }
 
-interface JsonResult {
-  data: Record<string, unknown>[];
-  statistics?: { elapsed: number; rows_read: number; bytes_read: number };
+interface Executed {
+  rows: Row[];
+  /** Rows the statement had before LIMIT and OFFSET. */
+  totalRows: number;
+  queryId: string;
+  elapsedMs: number;
+  rowsRead: number;
+  bytesRead: number;
 }
 
+async function execute(
+  executor: QueryExecutor,
+  compiled: CompiledQuery,
+  options: Parameters<QueryExecutor['execute']>[1],
+  dimensions: AnalyticsQuery['dimensions'],
+): Promise<Executed & { cache: Execution['cache'] }> {
+  const { answer, cache } = await executor.execute(compiled, options);
+  return {
+    rows: nullLabels(answer.data, dimensions),
+    totalRows: Number(answer.rows_before_limit_at_least ?? answer.data.length),
+    queryId: answer.query_id,
+    elapsedMs: (answer.statistics?.elapsed ?? 0) * 1000,
+    rowsRead: Number(answer.statistics?.rows_read ?? 0),
+    bytesRead: Number(answer.statistics?.bytes_read ?? 0),
+    cache,
+  };
+}
+
+/**
+ * Parse → resolve the period → plan the statements → run them → shape the rows (zero-fill,
+ * page, compare) → describe. Totals run beside the rows; a comparison needs the page's labels.
+ */
 export async function runQuery(
   deps: AnalyticsDeps,
   request: QueryRequest,
@@ -49,96 +101,122 @@ export async function runQuery(
 ): Promise<QueryResponse> {
   const started = performance.now();
   const now = deps.now();
-  const { query, period, compiled } = await prepareQuery(deps, request, ctx.businesses, now);
-  const queryId = randomUUID();
-
-  const [result, freshness] = await Promise.all([
-    deps.clickhouse.query({
-      query: compiled.sql,
-      query_params: compiled.params,
-      query_id: queryId,
-      format: 'JSON',
-      abort_signal: ctx.signal,
-      clickhouse_settings: {
-        // 'break' returns what was computed when the budget runs out; it is flagged below.
-        max_execution_time: deps.timeoutMs / 1000,
-        timeout_overflow_mode: 'break',
-        // A server stops the query when our aborted request closes its connection.
-        cancel_http_readonly_queries_on_client_close: 1,
-      },
-    }),
-    projectionFreshness(deps.db, now),
+  const plan = await prepareQuery(deps, request, ctx.businesses, now, ctx.source);
+  const { query, period } = plan;
+  const executor =
+    deps.executor ??
+    new QueryExecutor({
+      ...deps,
+      limits: { timeoutMs: deps.timeoutMs, maxMemoryBytes: deps.maxMemoryBytes },
+    });
+  // Read before the engine runs, so the answer reflects at least the facts it names.
+  const freshness = await deps.freshness(now);
+  const options = {
+    signal: ctx.signal,
+    principal: ctx.principal ?? 'anonymous',
+    useCache: ctx.useCache ?? true,
+    watermark: freshness.watermark,
+  };
+  const run = (compiled: CompiledQuery | null, dimensions = query.dimensions) =>
+    compiled ? execute(executor, compiled, options, dimensions) : Promise.resolve(null);
+  const [main, totals, totalsComparison] = await Promise.all([
+    run(plan.rows),
+    run(plan.totals, []),
+    run(plan.comparison?.totals ?? null, []),
   ]);
-  const json = (await result.json<Record<string, unknown>>()) as unknown as JsonResult;
-  const totalRows = Number(json.data[0]?.[TOTAL_ROWS_COLUMN] ?? 0);
-  const data = json.data.map(({ [TOTAL_ROWS_COLUMN]: _, ...row }) => row);
+  if (!main) throw new Error('the row statement always runs');
+  let rows = main.rows;
+  let totalRows = main.totalRows;
+  if (plan.series && plan.buckets) {
+    const filled = sortRows(zeroFill(rows, query, plan.buckets, now), query);
+    totalRows = filled.length;
+    rows = filled.slice(query.offset, query.offset + (query.limit ?? deps.maxRows));
+  }
+  const comparison = plan.comparison ? await run(plan.comparison.rows(rows)) : null;
+  if (plan.comparison) {
+    rows = attachComparison(rows, comparison?.rows ?? [], query, {
+      current: plan.buckets,
+      other: plan.comparison.buckets,
+    });
+  }
+  const executed = [main, totals, totalsComparison, comparison].filter((e) => e !== null);
   const warnings = queryWarnings({
     query,
     period,
-    rowCount: data.length,
+    rowCount: rows.length,
     totalRows,
-    capped: query.limit === null && totalRows > data.length,
-    engineElapsedMs: (json.statistics?.elapsed ?? 0) * 1000,
+    capped: query.limit === null && totalRows > query.offset + rows.length,
+    engineElapsedMs: Math.max(...executed.map((e) => e.elapsedMs)),
     timeoutMs: deps.timeoutMs,
     freshness,
     staleAfterMs: deps.staleAfterMs,
   });
+  const horizon = new Date(Math.min(now.getTime(), freshness.dataAsOf.getTime()));
 
   return {
-    data,
+    data: rows,
     metadata: {
       query: resolvedQuery(query, period),
       columns: describeColumns(query),
-      row_count: data.length,
+      row_count: rows.length,
       total_rows: totalRows,
       elapsed_ms: Math.round((performance.now() - started) * 100) / 100,
-      rows_read: Number(json.statistics?.rows_read ?? 0),
-      bytes_read: Number(json.statistics?.bytes_read ?? 0),
+      rows_read: executed.reduce((sum, e) => sum + e.rowsRead, 0),
+      bytes_read: executed.reduce((sum, e) => sum + e.bytesRead, 0),
       data_as_of: freshness.dataAsOf.toISOString(),
-      query_id: result.query_id,
+      source: plan.source,
+      query_id: main.queryId,
+      incomplete_from: incompleteFrom(
+        plan.buckets ?? [{ start: period.from, end: period.to }],
+        horizon,
+      ),
+      ...(plan.comparison
+        ? {
+            comparison: {
+              period: {
+                from: plan.comparison.period.period.from.toISOString(),
+                to: plan.comparison.period.until.toISOString(),
+              },
+              cut_at_elapsed: plan.comparison.period.cutAtElapsed,
+            },
+          }
+        : {}),
+      ...(totals ? { totals: totals.rows[0] ?? {} } : {}),
+      ...(totalsComparison ? { totals_comparison: totalsComparison.rows[0] ?? {} } : {}),
+      cache: executed.every((e) => e.cache === 'hit') ? 'hit' : 'miss',
     },
     ...(warnings.length > 0 ? { warnings } : {}),
   };
 }
 
-export interface PreparedQuery {
-  query: AnalyticsQuery;
-  period: ResolvedPeriod;
-  compiled: CompiledQuery;
-}
-
-/** Request → checked query → resolved period → one statement; also what the benchmark runs. */
+/**
+ * Request → checked query → resolved period → planned sources and statements; also what the
+ * benchmark runs. `force` (tests, benchmarks) picks another exact source than the first.
+ */
 export async function prepareQuery(
   deps: AnalyticsDeps,
   request: QueryRequest,
   allowed: string[] | null,
   now: Date,
-): Promise<PreparedQuery> {
-  const query = parseQuery(request, { maxRows: deps.maxRows });
-  if (query.business !== null && allowed !== null && !allowed.includes(query.business)) {
-    // Answered exactly like a business that does not exist.
-    throw new AppError('not_found', `Business ${query.business} does not exist.`);
-  }
-  const businesses = query.business !== null ? [query.business] : allowed;
-  const period = resolvePeriod(query.period, now, query.timezone);
-  const rowLimit = query.limit ?? deps.maxRows;
-  const buckets = query.metrics.some((name) => METRICS[name].source === 'state')
-    ? stateBuckets(
-        period,
-        timeDimension(query),
-        now,
-        await firstFact(deps, query, period, businesses),
-      )
-    : undefined;
-  return {
-    query,
-    period,
-    compiled: compileQuery(query, { period, businesses, rowLimit, buckets }),
-  };
+  force?: SourceName,
+): Promise<QueryPlan & { compiled: CompiledQuery }> {
+  const query = parseQuery(request, {
+    maxRows: deps.maxRows,
+    ...(deps.zones ? { zones: deps.zones } : {}),
+  });
+  const businesses = businessScope(allowed, query.business);
+  const period = resolveQueryPeriod(query.period, now, query.timezone);
+  const since = await firstFact(deps, query, period, businesses);
+  const plan = planQuery(query, period, {
+    now,
+    businesses,
+    maxRows: deps.maxRows,
+    since,
+    ready: deps.rollups(),
+    ...(force ? { force } : {}),
+  });
+  return { ...plan, compiled: plan.rows };
 }
-
-const timeDimension = (query: AnalyticsQuery) =>
-  query.dimensions.find((name) => DIMENSIONS[name].time);
 
 /** Where an all_time bucket list starts: only that case needs a look at the data. */
 async function firstFact(
@@ -147,7 +225,7 @@ async function firstFact(
   period: ResolvedPeriod,
   businesses: string[] | null,
 ): Promise<Date | null> {
-  if (period.name !== 'all_time' || !timeDimension(query)) return null;
+  if (period.name !== 'all_time' || !timeDimension(query.dimensions)) return null;
   const scope = businesses === null ? '' : 'WHERE business IN {businesses:Array(String)}';
   const result = await deps.clickhouse.query({
     query: `SELECT toString(min(occurred_at)) AS first, count() AS facts FROM facts ${scope}`,

@@ -1,5 +1,5 @@
-import { AppError } from '../platform/errors.ts';
-import type { Route } from '../platform/route.ts';
+import { AppError } from '../http/errors.ts';
+import type { Route } from '../http/route.ts';
 import type { Principal } from './principal.ts';
 
 const challenge = (principal: Principal): Record<string, string> => ({
@@ -24,6 +24,14 @@ export function authorize(route: Pick<Route, 'scope'>, principal: Principal): vo
     throw new AppError('forbidden', 'Only the master key may manage tokens.', {
       members: { required: 'master_key' },
     });
+  }
+  if (route.scope === 'token') {
+    if (principal.kind === 'token') return;
+    throw new AppError(
+      'forbidden',
+      'The master key is not an API token: it can issue, list and revoke tokens only.',
+      { members: { required: 'token' } },
+    );
   }
   if (principal.kind === 'master') {
     throw new AppError('forbidden', 'The master key is accepted only by the token endpoints.', {

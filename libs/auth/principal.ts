@@ -1,4 +1,4 @@
-import type { Scope } from '../platform/route.ts';
+export type Scope = 'workflows:read' | 'workflows:write' | 'workflows:execute' | 'analytics:read';
 
 export const SCOPES: readonly Scope[] = [
   'workflows:read',
@@ -6,6 +6,14 @@ export const SCOPES: readonly Scope[] = [
   'workflows:execute',
   'analytics:read',
 ];
+
+declare module '../http/route.ts' {
+  interface KernelTypes {
+    principal: Principal;
+    /** A token scope; 'token' for any API token whatever its scopes; 'master' for the master key. */
+    scope: Scope | 'token' | 'master';
+  }
+}
 
 export type TokenKind = 'user' | 'service_account';
 

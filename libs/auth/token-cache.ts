@@ -1,8 +1,5 @@
 import type { Postgres } from '../storage/postgres.ts';
-import type { TokenRow } from './token.repository.ts';
-
-/** Where revocations are announced; `revokeToken` notifies it in the revoking transaction. */
-export const TOKEN_CHANNEL = 'cairn_token_revoked';
+import { TOKEN_CHANNEL, type TokenRow } from './token.repository.ts';
 
 export interface TokenCacheOptions {
   /** Upper bound on how long a row is trusted, should a revocation ever bypass the channel. */
@@ -19,9 +16,35 @@ export interface TokenCacheOptions {
  */
 export class TokenCache {
   private readonly rows = new Map<string, { row: TokenRow; until: number }>();
+  /**
+   * Digests no token has: a caller repeating a wrong secret (a flood, or a client with a stale
+   * token) is refused without a database round trip. Safe to keep even across revocations:
+   * a secret is random, so one that matched nothing cannot match a token issued later.
+   */
+  private readonly unknown = new Map<string, number>();
   private receiving = false;
 
-  constructor(private readonly options: TokenCacheOptions) {}
+  private readonly options: TokenCacheOptions;
+
+  constructor(options: TokenCacheOptions) {
+    this.options = options;
+  }
+
+  isUnknown(hash: string, now: number): boolean {
+    const until = this.unknown.get(hash);
+    if (until === undefined) return false;
+    if (until > now) return true;
+    this.unknown.delete(hash);
+    return false;
+  }
+
+  setUnknown(hash: string, now: number): void {
+    if (this.unknown.size >= this.options.maxEntries) {
+      const oldest = this.unknown.keys().next().value;
+      if (oldest !== undefined) this.unknown.delete(oldest);
+    }
+    this.unknown.set(hash, now + this.options.ttlMs);
+  }
 
   get(hash: string, now: number): TokenRow | undefined {
     const hit = this.rows.get(hash);

@@ -1,6 +1,8 @@
 import { type Selectable, sql } from 'kysely';
 import type { ApiTokensTable, Db } from '../storage/database.ts';
-import { TOKEN_CHANNEL } from './token-cache.ts';
+
+/** Where revocations are announced; `revokeToken` notifies it in the revoking transaction. */
+export const TOKEN_CHANNEL = 'cairn_token_revoked';
 
 export type TokenRow = Selectable<ApiTokensTable>;
 
@@ -18,6 +20,30 @@ export async function findTokenByHash(db: Db, tokenHash: string): Promise<TokenR
 
 export async function listTokens(db: Db): Promise<TokenRow[]> {
   return db.selectFrom('api_tokens').selectAll().orderBy('created_at').orderBy('id').execute();
+}
+
+/** One page of tokens, oldest first, with the count of all of them. */
+export async function listTokenPage(
+  db: Db,
+  page: { limit: number; offset: number },
+): Promise<{ rows: TokenRow[]; total: number }> {
+  const { total } = await db
+    .selectFrom('api_tokens')
+    .select((eb) => eb.fn.countAll<number>().as('total'))
+    .executeTakeFirstOrThrow();
+  const rows = await db
+    .selectFrom('api_tokens')
+    .selectAll()
+    .orderBy('created_at')
+    .orderBy('id')
+    .limit(page.limit)
+    .offset(page.offset)
+    .execute();
+  return { rows, total: Number(total) };
+}
+
+export async function findTokenById(db: Db, id: string): Promise<TokenRow | undefined> {
+  return db.selectFrom('api_tokens').selectAll().where('id', '=', id).executeTakeFirst();
 }
 
 /**

@@ -1,7 +1,6 @@
 import type { Kysely } from 'kysely';
-import type { BeforeCommit, Scope } from '../platform/route.ts';
-import type { Database } from '../storage/database.ts';
-import type { Principal, TokenKind } from './principal.ts';
+import type { Database, Db } from '../storage/database.ts';
+import type { Principal, Scope, TokenKind } from './principal.ts';
 import { findTokenByHash, insertToken, type TokenRow } from './token.repository.ts';
 import type { TokenCache } from './token-cache.ts';
 import { digestsEqual, generateToken, generateTokenId, hashSecret } from './token-secret.ts';
@@ -26,34 +25,22 @@ export interface IssuedToken {
 
 const DAY_MS = 86_400_000;
 
-/**
- * Creates a token; the secret is returned here and never again (only its hash is kept).
- * `beforeCommit` runs inside the insert's transaction (the idempotency record).
- */
-export async function issueToken(
-  db: Kysely<Database>,
-  input: NewTokenInput,
-  now: Date,
-  options: { beforeCommit?: BeforeCommit<IssuedToken> } = {},
-): Promise<IssuedToken> {
+/** Creates a token; the secret is returned here and never again (only its hash is kept). */
+export async function issueToken(db: Db, input: NewTokenInput, now: Date): Promise<IssuedToken> {
   const token = generateToken();
-  return db.transaction().execute(async (trx) => {
-    const row = await insertToken(trx, {
-      id: generateTokenId(),
-      name: input.name,
-      token_hash: hashSecret(token),
-      kind: input.kind ?? 'user',
-      scopes: [...new Set(input.scopes)],
-      businesses: [...new Set(input.businesses)],
-      created_at: now,
-      expires_at: input.expires_in_days
-        ? new Date(now.getTime() + input.expires_in_days * DAY_MS)
-        : null,
-    });
-    const issued = { ...toTokenView(row), token };
-    await options.beforeCommit?.(trx, issued);
-    return issued;
+  const row = await insertToken(db, {
+    id: generateTokenId(),
+    name: input.name,
+    token_hash: hashSecret(token),
+    kind: input.kind ?? 'user',
+    scopes: [...new Set(input.scopes)],
+    businesses: [...new Set(input.businesses)],
+    created_at: now,
+    expires_at: input.expires_in_days
+      ? new Date(now.getTime() + input.expires_in_days * DAY_MS)
+      : null,
   });
+  return { ...toTokenView(row), token };
 }
 
 export function toTokenView(row: TokenRow): Omit<IssuedToken, 'token'> {
@@ -64,6 +51,17 @@ export function toTokenView(row: TokenRow): Omit<IssuedToken, 'token'> {
     businesses: row.businesses,
     kind: row.kind,
     expires_at: row.expires_at ? row.expires_at.toISOString() : null,
+  };
+}
+
+/** A token as the master key's listing shows it: never the secret, always its state. */
+export function toListedToken(row: TokenRow, now: Date) {
+  const expired = row.expires_at !== null && row.expires_at.getTime() <= now.getTime();
+  return {
+    ...toTokenView(row),
+    created_at: row.created_at.toISOString(),
+    revoked_at: row.revoked_at ? row.revoked_at.toISOString() : null,
+    state: row.revoked_at ? 'revoked' : expired ? 'expired' : 'active',
   };
 }
 
@@ -92,10 +90,21 @@ export async function authenticate(
   // One digest serves both the master key comparison and the token look-up.
   const hash = hashSecret(match[1]);
   if (masterKey && digestsEqual(hash, masterDigest(masterKey))) return { kind: 'master' };
-  let row = cache?.get(hash, now.getTime());
-  if (!row) {
+  const at = now.getTime();
+  let row = cache?.get(hash, at);
+  // A digest that matched nothing a moment ago is refused without asking the database again.
+  if (!row && !cache?.isUnknown(hash, at)) {
     row = await findTokenByHash(db, hash);
-    if (row) cache?.set(hash, row, now.getTime());
+    if (row) cache?.set(hash, row, at);
+    else cache?.setUnknown(hash, at);
+  }
+  if (!row && !masterKey) {
+    // Most likely someone trying a master key on a server that was not given one.
+    return {
+      kind: 'invalid',
+      reason:
+        'The token is not recognised, and this server has no master key (CAIRN_MASTER_KEY is unset), so the token endpoints accept nothing: issue tokens with `npm run cli -- tokens create`, or set CAIRN_MASTER_KEY and restart.',
+    };
   }
   if (!row) return { kind: 'invalid', reason: 'The token is not recognised.' };
   if (row.revoked_at) return { kind: 'invalid', reason: 'The token has been revoked.' };

@@ -7,10 +7,23 @@ export interface Config {
   readonly host: string;
   readonly port: number;
   readonly dataDir: string;
+  /** Which engines run inside this process (no URL configured for them). */
+  readonly embedded: {
+    readonly postgres: boolean;
+    readonly clickhouse: boolean;
+    readonly queue: boolean;
+  };
+  /** Where the embedded engines keep their files: PGlite and chDB each own one directory. */
+  readonly dataPaths: { readonly postgres: string; readonly clickhouse: string };
   /** Unset means the embedded stand-in: PGlite under `dataDir/pg`. */
   readonly databaseUrl: string | undefined;
   /** Unset means the embedded stand-in: chDB under `dataDir/ch`. */
   readonly clickhouseUrl: string | undefined;
+  /**
+   * A ClickHouse cluster name from the server's remote_servers: migrations then create
+   * replicated tables ON CLUSTER with Distributed tables over them. Needs CLICKHOUSE_URL.
+   */
+  readonly clickhouseCluster: string | undefined;
   /** Unset means the in-process queue. */
   readonly redisUrl: string | undefined;
   /** Key prefix for everything Cairn keeps in Redis, so several deployments can share one server. */
@@ -24,11 +37,56 @@ export interface Config {
   readonly queryMaxRows: number;
   readonly queryTimeoutMs: number;
   readonly staleAfterMs: number;
+  /** Per-query memory cap ClickHouse enforces (`max_memory_usage`), in bytes. */
+  readonly queryMaxMemoryBytes: number;
+  /** Analytics queries running at once, all callers together (embedded chDB runs one at a time). */
+  readonly queryConcurrency: number;
+  /** Analytics queries one principal may have running at once. */
+  readonly queryConcurrencyPerPrincipal: number;
+  /** Analytics queries one principal may have waiting beyond those running; more are refused. */
+  readonly queryQueuePerPrincipal: number;
+  /** How long a query may wait for a slot before it is refused. */
+  readonly queryQueueWaitMs: number;
+  /** Byte bound of the analytics result cache; 0 turns the cache off. */
+  readonly queryCacheBytes: number;
   /** How often the projector looks for unprojected facts when nothing woke it. */
   readonly projectorPollMs: number;
   readonly projectorBatchSize: number;
   readonly logLevel: string;
+  /** Browser origins allowed to call the API (CORS); `*` allows any. Empty: none. */
+  readonly corsOrigins: readonly string[];
+  /** Every Postgres time limit, so a hung or lost server costs a bounded wait. */
+  readonly postgresTimeouts: PostgresTimeouts;
+  /** The largest answer kept for an Idempotency-Key replay, as JSON bytes. @defaultValue 262144 */
+  readonly idempotencyMaxResponseBytes: number;
+  /** Limits on client connections, so slow or numerous clients cannot hold the server. */
+  readonly httpLimits: HttpLimits;
 }
+
+export interface PostgresTimeouts {
+  /** Opening a connection. @defaultValue 5000 */
+  readonly connectMs: number;
+  /** One statement, enforced by the server and (plus a second) by the client. @defaultValue 5000 */
+  readonly statementMs: number;
+  /** A transaction left idle by its client is rolled back by the server. @defaultValue 10000 */
+  readonly idleInTransactionMs: number;
+  /** Waiting for a pooled connection while all are busy. @defaultValue 5000 */
+  readonly acquireMs: number;
+}
+
+export interface HttpLimits {
+  /** Until the request headers are in. @defaultValue 10000 */
+  readonly headersTimeoutMs: number;
+  /** Until the whole request, body included, is in. @defaultValue 30000 */
+  readonly requestTimeoutMs: number;
+  /** An idle keep-alive connection is closed after this. @defaultValue 5000 */
+  readonly keepAliveTimeoutMs: number;
+  /** Connections beyond this are refused at once. @defaultValue 1000 */
+  readonly maxConnections: number;
+}
+
+/** The master key derives the cursor key: it must carry at least this much. */
+export const MIN_MASTER_KEY_LENGTH = 32;
 
 export class ConfigError extends Error {
   override name = 'ConfigError';
@@ -98,31 +156,101 @@ export function loadConfig(env: Env = process.env): Config {
   if (cursorSecret !== undefined && cursorSecret.length < 32) {
     problems.push('CAIRN_CURSOR_SECRET must be at least 32 characters');
   }
+  const clickhouseCluster = read('CLICKHOUSE_CLUSTER');
+  if (clickhouseCluster !== undefined) {
+    if (!/^[A-Za-z_][A-Za-z0-9_]*$/.test(clickhouseCluster)) {
+      problems.push(
+        `CLICKHOUSE_CLUSTER must be a cluster name of letters, digits and _ (got "${clickhouseCluster}")`,
+      );
+    }
+    if (clickhouseUrl === undefined) {
+      problems.push(
+        'CLICKHOUSE_CLUSTER needs CLICKHOUSE_URL: embedded ClickHouse is a single node',
+      );
+    }
+  }
+  const masterKey = read('CAIRN_MASTER_KEY');
+  if (masterKey !== undefined && masterKey.length < MIN_MASTER_KEY_LENGTH) {
+    problems.push(`CAIRN_MASTER_KEY must be at least ${MIN_MASTER_KEY_LENGTH} characters`);
+  }
+  const corsOrigins = (read('CAIRN_CORS_ORIGINS') ?? '')
+    .split(',')
+    .map((origin) => origin.trim())
+    .filter((origin) => origin !== '');
+  for (const origin of corsOrigins) {
+    if (origin !== '*' && !isOrigin(origin)) {
+      problems.push(
+        `CAIRN_CORS_ORIGINS entries must be origins like https://dash.example.com (no path), or * (got "${origin}")`,
+      );
+    }
+  }
   const logLevel = read('LOG_LEVEL') ?? 'info';
   if (!LOG_LEVELS.includes(logLevel)) {
     problems.push(`LOG_LEVEL must be one of ${LOG_LEVELS.join(', ')}`);
   }
 
+  const dataDir = path.resolve(read('DATA_DIR') ?? './.data');
   const config: Config = {
     role,
     host: read('HOST') ?? '127.0.0.1',
     port: integer('PORT', 8080, 0, 65535),
-    dataDir: path.resolve(read('DATA_DIR') ?? './.data'),
+    dataDir,
+    embedded: {
+      postgres: databaseUrl === undefined,
+      clickhouse: clickhouseUrl === undefined,
+      queue: redisUrl === undefined,
+    },
+    dataPaths: { postgres: path.join(dataDir, 'pg'), clickhouse: path.join(dataDir, 'ch') },
     databaseUrl,
     clickhouseUrl,
+    clickhouseCluster,
     redisUrl,
     redisPrefix: read('CAIRN_REDIS_PREFIX') ?? 'cairn',
-    masterKey: read('CAIRN_MASTER_KEY'),
+    masterKey,
     cursorSecret,
     queryMaxRows: integer('CAIRN_QUERY_MAX_ROWS', 10_000, 1, 1_000_000),
     queryTimeoutMs: integer('CAIRN_QUERY_TIMEOUT_MS', 10_000, 1, 600_000),
     staleAfterMs: integer('CAIRN_STALE_AFTER_MS', 5_000, 0, 86_400_000),
+    queryMaxMemoryBytes: integer('CAIRN_QUERY_MAX_MEMORY_BYTES', 1_073_741_824, 1_048_576, 2 ** 50),
+    queryConcurrency: integer('CAIRN_QUERY_CONCURRENCY', 8, 1, 1_000),
+    queryConcurrencyPerPrincipal: integer('CAIRN_QUERY_CONCURRENCY_PER_PRINCIPAL', 2, 1, 1_000),
+    queryQueuePerPrincipal: integer('CAIRN_QUERY_QUEUE_PER_PRINCIPAL', 8, 0, 10_000),
+    queryQueueWaitMs: integer('CAIRN_QUERY_QUEUE_WAIT_MS', 10_000, 1, 600_000),
+    queryCacheBytes: integer('CAIRN_QUERY_CACHE_BYTES', 67_108_864, 0, 2 ** 40),
     projectorPollMs: integer('CAIRN_PROJECTOR_POLL_MS', 500, 10, 60_000),
     projectorBatchSize: integer('CAIRN_PROJECTOR_BATCH_SIZE', 5_000, 1, 100_000),
     logLevel,
+    corsOrigins: Object.freeze(corsOrigins),
+    postgresTimeouts: Object.freeze({
+      connectMs: integer('CAIRN_PG_CONNECT_TIMEOUT_MS', 5_000, 100, 600_000),
+      statementMs: integer('CAIRN_PG_STATEMENT_TIMEOUT_MS', 5_000, 100, 600_000),
+      idleInTransactionMs: integer('CAIRN_PG_IDLE_IN_TRANSACTION_TIMEOUT_MS', 10_000, 100, 600_000),
+      acquireMs: integer('CAIRN_PG_ACQUIRE_TIMEOUT_MS', 5_000, 100, 600_000),
+    }),
+    idempotencyMaxResponseBytes: integer(
+      'CAIRN_IDEMPOTENCY_MAX_RESPONSE_BYTES',
+      262_144,
+      1_024,
+      16_777_216,
+    ),
+    httpLimits: Object.freeze({
+      headersTimeoutMs: integer('CAIRN_HTTP_HEADERS_TIMEOUT_MS', 10_000, 100, 600_000),
+      requestTimeoutMs: integer('CAIRN_HTTP_REQUEST_TIMEOUT_MS', 30_000, 100, 3_600_000),
+      keepAliveTimeoutMs: integer('CAIRN_HTTP_KEEPALIVE_TIMEOUT_MS', 5_000, 100, 600_000),
+      maxConnections: integer('CAIRN_HTTP_MAX_CONNECTIONS', 1_000, 1, 1_000_000),
+    }),
   };
   if (problems.length > 0) {
     throw new ConfigError(`Invalid configuration:\n  - ${problems.join('\n  - ')}`);
   }
   return Object.freeze(config);
+}
+
+function isOrigin(text: string): boolean {
+  try {
+    const url = new URL(text);
+    return (url.protocol === 'http:' || url.protocol === 'https:') && url.origin === text;
+  } catch {
+    return false;
+  }
 }

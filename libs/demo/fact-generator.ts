@@ -23,7 +23,8 @@ const YEAR_MS = 365 * 86_400_000;
  * itself from a hash of (seed, task), so millions of rows need no round trip through
  * JavaScript: created (open) → a dependency on an older task of the same business (or a rename)
  * → in progress → completed (70 %, an update and its completion fact), cancelled (10 %) or
- * reassigned and still in progress (20 %), each of those two followed later by a rename. Every
+ * reassigned and still in progress (20 %), each of those two followed later by a rename (or, for
+ * one task in twenty that has a dependency, by its removal). Every
  * column is a pure function of the row number: any batch can be (re)written alone.
  */
 const INSERT_BATCH = `
@@ -50,7 +51,8 @@ FROM (
   SELECT
     {base:UInt64} + number AS fact_id,
     multiIf(slot = 0, 'task_created', slot = 1, if(task >= {businesses:UInt64} * 10, 'dependency_added', 'task_updated'),
-      slot = 4 AND fate < 70, 'task_completed', 'task_updated') AS kind,
+      slot = 4 AND fate < 70, 'task_completed',
+      slot = 4 AND fate >= 95 AND task >= {businesses:UInt64} * 10, 'dependency_removed', 'task_updated') AS kind,
     concat('biz-', toString(task % {businesses:UInt64})) AS business,
     concat('demo-', toString({seed:UInt64}), '-', toString(task)) AS task_gid,
     multiIf(slot = 0, created, slot = 1, least(created + toIntervalSecond(1), last), slot = 2, started,
@@ -62,7 +64,7 @@ FROM (
     if(slot = 3, first_assignee, assignee) AS previous_assignee,
     if(h % 10 < 7, toDate(created + toIntervalDay(3 + cityHash64(h, 6) % 30)), NULL) AS due_on,
     created AS task_created_at,
-    if(slot = 1 AND task >= {businesses:UInt64} * 10, concat('demo-', toString({seed:UInt64}), '-', toString(dependency)), '') AS dependency_gid
+    if((slot = 1 OR (slot = 4 AND fate >= 95)) AND task >= {businesses:UInt64} * 10, concat('demo-', toString({seed:UInt64}), '-', toString(dependency)), '') AS dependency_gid
   FROM numbers({offset:UInt64}, {count:UInt64})
 )`;
 

@@ -1,4 +1,4 @@
-import type { Route } from '../platform/route.ts';
+import type { Route } from '../http/route.ts';
 import type { CairnMetrics } from './metrics.ts';
 
 interface QueryAnswer {

@@ -1,9 +1,12 @@
 import { type DestinationStream, type Logger, pino } from 'pino';
+import pretty from 'pino-pretty';
 
 export type { Logger };
 
 /**
- * JSON logs, one object per line, to stdout unless a destination is given (tests capture it).
+ * One JSON object per line for log collectors; on a terminal, the same records made readable
+ * (pino-pretty, synchronously, so they never interleave with what the server prints itself).
+ * A destination given by the caller (tests capture lines) always gets JSON.
  * Credentials are redacted wherever a serializer might pick them up.
  */
 export function createLogger(level: string, destination?: DestinationStream): Logger {
@@ -21,5 +24,17 @@ export function createLogger(level: string, destination?: DestinationStream): Lo
       censor: '[redacted]',
     },
   };
-  return destination ? pino(options, destination) : pino(options);
+  if (destination) return pino(options, destination);
+  if (process.stdout.isTTY) {
+    return pino(
+      options,
+      pretty({
+        sync: true,
+        colorize: true,
+        ignore: 'pid,hostname,service',
+        translateTime: 'SYS:HH:MM:ss.l',
+      }),
+    );
+  }
+  return pino(options);
 }

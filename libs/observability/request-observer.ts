@@ -1,5 +1,5 @@
 import type { NextFunction, Request, Response } from 'express';
-import { templatePattern } from '../platform/router.ts';
+import { templatePattern } from '../http/router.ts';
 import type { Logger } from './logger.ts';
 import type { CairnMetrics } from './metrics.ts';
 
@@ -9,7 +9,7 @@ export interface RouteTemplate {
   path: string;
 }
 
-/** The label for a request that matches no route: raw paths would make cardinality unbounded. */
+/** The label for a path the service does not serve: raw paths would make cardinality unbounded. */
 export const UNMATCHED_ROUTE = 'unmatched';
 
 /**
@@ -68,8 +68,15 @@ function routeLabeller(routes: RouteTemplate[]) {
   return (req: Request): string => {
     const matched: unknown = req.route?.path;
     if (typeof matched === 'string') return matched;
-    const path = req.path;
-    const hit = matchers.find((m) => m.method === req.method && m.pattern.test(path));
+    // Inside a router mounted with app.use (static assets), req.path lost the mount point.
+    const path = `${req.baseUrl}${req.path}`;
+    const candidates = matchers.filter((m) => m.pattern.test(path));
+    // HEAD is answered by the GET route; a CORS preflight (OPTIONS) belongs to whichever
+    // route the path names.
+    const method = req.method === 'HEAD' ? 'GET' : req.method;
+    const hit =
+      candidates.find((m) => m.method === method) ??
+      (req.method === 'OPTIONS' ? candidates[0] : undefined);
     return hit?.path ?? UNMATCHED_ROUTE;
   };
 }

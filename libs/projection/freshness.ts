@@ -1,21 +1,18 @@
 import { sql } from 'kysely';
+import type { Freshness } from '../analytics/freshness.ts';
 import type { Db } from '../storage/database.ts';
 import { FACTS_CHECKPOINT } from './projector.ts';
 
-export interface Freshness {
-  /** Every fact that happened before this instant is in ClickHouse. */
-  dataAsOf: Date;
-  /** How long the oldest unprojected fact has been waiting; 0 when nothing waits. */
-  lagMs: number;
-}
+export type { Freshness };
 
 /**
- * One read-only round trip per analytics answer: the oldest fact past the projector's cursor.
+ * One read-only round trip per analytics answer (cached or not): the oldest fact past the projector's cursor.
  * A checkpoint that does not exist yet is the start of the outbox, as it is to the projector.
  */
 export async function projectionFreshness(db: Db, now: Date): Promise<Freshness> {
-  const result = await sql<{ occurred_at: Date | null }>`
-    select (
+  const result = await sql<{ occurred_at: Date | null; watermark: string }>`
+    select concat_ws('/', c.cursor_xid::text, c.cursor_id::text, c.pending_id::text,
+      c.updated_at::text) as watermark, (
       select o.occurred_at from outbox o
       where (o.xid, o.id) > (coalesce(c.cursor_xid, '0'::xid8), coalesce(c.cursor_id, 0))
       order by o.xid, o.id
@@ -24,6 +21,7 @@ export async function projectionFreshness(db: Db, now: Date): Promise<Freshness>
     from (select 1) as one
     left join projector_checkpoints c on c.name = ${FACTS_CHECKPOINT}`.execute(db);
   const oldest = result.rows[0]?.occurred_at ?? null;
-  if (!oldest) return { dataAsOf: now, lagMs: 0 };
-  return { dataAsOf: oldest, lagMs: Math.max(0, now.getTime() - oldest.getTime()) };
+  const watermark = result.rows[0]?.watermark ?? '';
+  if (!oldest) return { dataAsOf: now, lagMs: 0, watermark };
+  return { dataAsOf: oldest, lagMs: Math.max(0, now.getTime() - oldest.getTime()), watermark };
 }

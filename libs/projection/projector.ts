@@ -1,7 +1,7 @@
 import type { ClickHouseClient } from '@clickhouse/client';
 import type { Kysely } from 'kysely';
 import type { Database } from '../storage/database.ts';
-import { toFactRow } from './fact-rows.ts';
+import { type FactRow, toFactRow } from './fact-rows.ts';
 import {
   commitPending,
   loadCheckpoint,
@@ -30,6 +30,24 @@ export interface ProjectorDeps {
 export const FACTS_CHECKPOINT = 'facts';
 
 /**
+ * A rebuild's swap may only run between two live batches. Under a steady stream of writes the
+ * live projector starts its next batch the moment one ends, so the swap asks it to hold: while
+ * this row is fresh, no new live batch starts (one in flight still finishes). A hold left by a
+ * crashed rebuild expires on its own.
+ */
+export const SWAP_HOLD = 'facts_swap_hold';
+const SWAP_HOLD_EXPIRES_MS = 30_000;
+
+async function swapHeld(db: Kysely<Database>): Promise<boolean> {
+  const hold = await db
+    .selectFrom('projector_checkpoints')
+    .select('updated_at')
+    .where('name', '=', SWAP_HOLD)
+    .executeTakeFirst();
+  return hold !== undefined && Date.now() - hold.updated_at.getTime() < SWAP_HOLD_EXPIRES_MS;
+}
+
+/**
  * Projects one batch of outbox facts into ClickHouse and returns how many it projected (0 when
  * nothing is ready). Crash-safe at every step: the batch's bounds are saved before the insert,
  * a retry re-sends exactly those rows under the same deduplication token (ClickHouse drops the
@@ -41,6 +59,7 @@ export async function projectBatch(deps: ProjectorDeps): Promise<number> {
   const batch = await deps.db.transaction().execute(async (trx) => {
     const checkpoint = await loadCheckpoint(trx, name, true);
     if (checkpoint.pending) return { from: checkpoint.cursor, to: checkpoint.pending };
+    if (name === FACTS_CHECKPOINT && (await swapHeld(trx))) return null;
     const end = await nextBatchEnd(trx, checkpoint.cursor, deps.batchSize);
     if (!end) return null;
     await savePending(trx, name, end);
@@ -49,12 +68,12 @@ export async function projectBatch(deps: ProjectorDeps): Promise<number> {
   if (!batch) return 0;
 
   const rows = (await readBatch(deps.db, batch.from, batch.to)).map(toFactRow);
-  await deps.clickhouse.insert({
-    table: deps.table ?? 'facts',
-    values: rows,
-    format: 'JSONEachRow',
-    clickhouse_settings: { insert_deduplication_token: dedupToken(name, batch.from, batch.to) },
-  });
+  await insertFacts(
+    deps.clickhouse,
+    deps.table ?? 'facts',
+    rows,
+    dedupToken(name, batch.from, batch.to),
+  );
   await deps.afterInsert?.();
   await commitPending(deps.db, name, batch.to, (deps.now ?? (() => new Date()))());
   deps.onBatch?.({ facts: rows.length, seconds: (performance.now() - started) / 1000 });
@@ -70,6 +89,24 @@ export async function drainOutbox(deps: ProjectorDeps): Promise<number> {
     total += projected;
   }
   return total;
+}
+
+/**
+ * Inserts a batch under its deduplication token: sent again with the same token, ClickHouse
+ * drops it, from facts and from the rollups its views feed alike.
+ */
+export async function insertFacts(
+  clickhouse: ClickHouseClient,
+  table: string,
+  rows: FactRow[],
+  token: string,
+): Promise<void> {
+  await clickhouse.insert({
+    table,
+    values: rows,
+    format: 'JSONEachRow',
+    clickhouse_settings: { insert_deduplication_token: token },
+  });
 }
 
 /** Derived from the batch's exact bounds: a different batch can never reuse a token. */

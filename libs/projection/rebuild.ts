@@ -1,15 +1,29 @@
 import type { ClickHouseClient } from '@clickhouse/client';
 import type { Kysely } from 'kysely';
+import { ROLLUP_NAMES } from '../analytics/rollups.ts';
 import type { Database } from '../storage/database.ts';
 import { toFactRow } from './fact-rows.ts';
 import { countUnprojected, loadCheckpoint, type Position, readBatch } from './outbox-reader.ts';
-import { dedupToken, FACTS_CHECKPOINT, projectBatch } from './projector.ts';
+import { dedupToken, FACTS_CHECKPOINT, insertFacts, projectBatch, SWAP_HOLD } from './projector.ts';
+import { fillRollups, resetRollups } from './rollup-backfill.ts';
+import { RollupBuilds } from './rollup-builds.ts';
 
 /** The table a rebuild fills, and its checkpoint; after the swap it holds the old facts, then goes. */
 export const REBUILD_TABLE = 'facts_rebuild';
 export const REBUILD_CHECKPOINT = 'facts_rebuild';
 
 const SWAP_ATTEMPTS = 200;
+/** Facts the live projector may be ahead by for the swap to copy them while holding it still. */
+const SWAP_MAX_GAP = 10_000;
+
+/** Asks the live projector not to start another batch (renewed on every attempt). */
+async function holdLiveProjector(db: Kysely<Database>, now: Date): Promise<void> {
+  await db
+    .insertInto('projector_checkpoints')
+    .values({ name: SWAP_HOLD, updated_at: now })
+    .onConflict((conflict) => conflict.column('name').doUpdateSet({ updated_at: now }))
+    .execute();
+}
 
 export interface RebuildOptions {
   db: Kysely<Database>;
@@ -18,6 +32,10 @@ export interface RebuildOptions {
   now?: () => Date;
   /** Called after each batch; `total` is the outbox size at the start (it grows with new writes). */
   onProgress?: (progress: { projected: number; total: number }) => void;
+  /** Called as the rollups are refilled from the new facts, after the swap. */
+  onRollupProgress?: (progress: { done: number; total: number }) => void;
+  /** Rollup completeness as this process sees it; read from ClickHouse when not given. */
+  builds?: RollupBuilds;
 }
 
 /**
@@ -59,43 +77,57 @@ export async function rebuildFacts(options: RebuildOptions): Promise<{ facts: nu
     },
   };
 
-  for (let attempt = 1; ; attempt++) {
-    while ((await projectBatch(deps)) >= options.batchSize) {}
-    if (await swapIfCaughtUp(db, clickhouse, now(), options.batchSize)) break;
-    if (attempt >= SWAP_ATTEMPTS) {
-      throw new Error('the rebuild could not catch up with the live projector; try again');
+  while ((await projectBatch(deps)) >= options.batchSize) {}
+  // The rollups describe the old facts until refilled from the new: queries read facts meanwhile.
+  const builds = options.builds ?? (await new RollupBuilds(clickhouse).start());
+  await builds.mark(ROLLUP_NAMES, false);
+  await new Promise((resolve) => setTimeout(resolve, 2 * builds.refreshMs));
+  let cutoff: string | null = null;
+  try {
+    for (let attempt = 1; cutoff === null; attempt++) {
+      await holdLiveProjector(db, new Date());
+      while ((await projectBatch(deps)) >= options.batchSize) {}
+      cutoff = await swapIfCaughtUp(db, clickhouse, now(), SWAP_MAX_GAP);
+      if (cutoff !== null) break;
+      if (attempt >= SWAP_ATTEMPTS) {
+        throw new Error('the rebuild could not catch up with the live projector; try again');
+      }
+      await new Promise((resolve) => setTimeout(resolve, 50));
     }
-    await new Promise((resolve) => setTimeout(resolve, 50));
+  } finally {
+    await db.deleteFrom('projector_checkpoints').where('name', '=', SWAP_HOLD).execute();
   }
   await clickhouse.command({ query: `DROP TABLE IF EXISTS ${REBUILD_TABLE}` });
   await db.deleteFrom('projector_checkpoints').where('name', '=', REBUILD_CHECKPOINT).execute();
+  await fillRollups({ clickhouse, onProgress: options.onRollupProgress }, ROLLUP_NAMES, cutoff);
+  await builds.mark(ROLLUP_NAMES, true);
+  if (!options.builds) await builds.close();
   return { facts: projected };
 }
 
+/** Swaps the tables when caught up and returns the rollups' cutoff; null to try again. */
 async function swapIfCaughtUp(
   db: Kysely<Database>,
   clickhouse: ClickHouseClient,
   now: Date,
   maxGap: number,
-): Promise<boolean> {
+): Promise<string | null> {
   return db.transaction().execute(async (trx) => {
     const live = await loadCheckpoint(trx, FACTS_CHECKPOINT, true);
-    if (live.pending) return false;
+    if (live.pending) return null;
     const rebuilt = await loadCheckpoint(trx, REBUILD_CHECKPOINT);
-    if (rebuilt.pending) return false;
+    if (rebuilt.pending) return null;
     const behind = comparePositions(rebuilt.cursor, live.cursor) < 0;
     if (behind) {
       // Facts the live projector has already carried: committed, so readable here.
       const gap = await readBatch(trx, rebuilt.cursor, live.cursor);
-      if (gap.length > maxGap) return false;
-      await clickhouse.insert({
-        table: REBUILD_TABLE,
-        values: gap.map(toFactRow),
-        format: 'JSONEachRow',
-        clickhouse_settings: {
-          insert_deduplication_token: dedupToken(REBUILD_CHECKPOINT, rebuilt.cursor, live.cursor),
-        },
-      });
+      if (gap.length > maxGap) return null;
+      await insertFacts(
+        clickhouse,
+        REBUILD_TABLE,
+        gap.map(toFactRow),
+        dedupToken(REBUILD_CHECKPOINT, rebuilt.cursor, live.cursor),
+      );
     }
     const cursor = behind ? live.cursor : rebuilt.cursor;
     await trx
@@ -112,7 +144,9 @@ async function swapIfCaughtUp(
     // (A crash between the exchange and the commit would leave the live cursor behind the new
     // table; the window is one round trip.)
     await clickhouse.command({ query: `EXCHANGE TABLES facts AND ${REBUILD_TABLE}` });
-    return true;
+    // Still holding the live projector: the rollups restart empty, fed by their views from here
+    // on, and are refilled with every fact projected up to the cutoff.
+    return resetRollups(clickhouse, ROLLUP_NAMES);
   });
 }
 

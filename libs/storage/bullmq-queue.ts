@@ -17,7 +17,10 @@ export class BullQueue implements JobQueue {
   private worker: Worker | undefined;
   private workerConnection: Redis | undefined;
 
-  constructor(private readonly options: BullQueueOptions) {
+  private readonly options: BullQueueOptions;
+
+  constructor(options: BullQueueOptions) {
+    this.options = options;
     this.connection = new Redis(options.redisUrl, { maxRetriesPerRequest: 3, lazyConnect: false });
     this.connection.on('error', () => {});
     this.queue = new Queue(this.queueName, { connection: this.connection, prefix: options.prefix });

@@ -1,7 +1,7 @@
 import fs from 'node:fs/promises';
 import path from 'node:path';
 import { type ClickHouseClient, type ClickHouseSettings, createClient } from '@clickhouse/client';
-import { createChdbConnection } from 'chdb/connection';
+import { clusterStatements } from './clickhouse-cluster-ddl.ts';
 import { Mutex } from './mutex.ts';
 
 export interface ClickHouse {
@@ -36,6 +36,11 @@ export const BASE_SETTINGS: ClickHouseSettings = {
   max_memory_usage: '0',
   insert_deduplication_token: '',
   insert_deduplicate: 1,
+  // A retried insert (same token) is dropped by the rollups fed from facts too, not only by facts.
+  deduplicate_blocks_in_dependent_materialized_views: 1,
+  // Cluster mode: an insert into a Distributed table reaches its shards before it returns, with
+  // its deduplication token, so a retried batch is dropped there (clickhouse-cluster-ddl.ts).
+  distributed_foreground_insert: 1,
 };
 
 export async function openClickHouse(options: ClickHouseOptions): Promise<ClickHouse> {
@@ -49,7 +54,7 @@ export async function openClickHouse(options: ClickHouseOptions): Promise<ClickH
   }
   if (!options.dataDir) throw new Error('Embedded ClickHouse needs a data directory');
   await fs.mkdir(options.dataDir, { recursive: true });
-  const connection = serialised(createChdbConnection({ path: options.dataDir }));
+  const connection = serialised((await loadChdb()).createChdbConnection({ path: options.dataDir }));
   const client = createClient({
     // chdb brings its own copy of the client's common types; the runtime contract is the same.
     connection: connection as unknown as ClientConnection,
@@ -72,7 +77,22 @@ function wrap(client: ClickHouseClient, kind: ClickHouse['kind']): ClickHouse {
   };
 }
 
-type ChdbConnection = ReturnType<typeof createChdbConnection>;
+/**
+ * chDB is an optional dependency (about 540 MB): server deployments install without it
+ * (`npm ci --omit=optional`) and talk to ClickHouse over HTTP, so it is loaded only when used.
+ */
+async function loadChdb(): Promise<typeof import('chdb/connection')> {
+  try {
+    return await import('chdb/connection');
+  } catch (error) {
+    throw new Error(
+      'Embedded ClickHouse needs the optional package chdb, which is not installed: run `npm install` (without --omit=optional), or set CLICKHOUSE_URL to a ClickHouse server',
+      { cause: error },
+    );
+  }
+}
+
+type ChdbConnection = ReturnType<typeof import('chdb/connection')['createChdbConnection']>;
 type ClientConnection = NonNullable<NonNullable<Parameters<typeof createClient>[0]>['connection']>;
 
 /**
@@ -89,22 +109,51 @@ function serialised(connection: ChdbConnection): ChdbConnection {
       if (typeof value !== 'function') return value;
       const bound = value.bind(target);
       if (!(locked as readonly PropertyKey[]).includes(key)) return bound;
-      return (...args: unknown[]) => mutex.run(() => bound(...args));
+      return (...args: unknown[]) =>
+        mutex.run(async () => {
+          try {
+            return await bound(...args);
+          } catch (error) {
+            await flushOutput(target);
+            throw error;
+          }
+        });
     },
   });
 }
 
+/**
+ * A statement that fails after chDB has started writing its output (a memory limit hit while
+ * aggregating, say) leaves that partial output in the session, and the next statement's answer
+ * arrives with it glued in front. One throwaway statement carries it off.
+ */
+async function flushOutput(connection: ChdbConnection): Promise<void> {
+  try {
+    const { stream } = await connection.query({ query: 'SELECT 1 FORMAT TabSeparated' } as never);
+    for await (const _ of stream) {
+      // drained and discarded
+    }
+  } catch {
+    // The next statement will report whatever is wrong with the session.
+  }
+}
+
 export const CLICKHOUSE_MIGRATIONS_DIR = path.resolve(import.meta.dirname, '../../sql/clickhouse');
 
-/** Applies `sql/clickhouse/NNNN_*.sql` in order; each file is one idempotent DDL statement. */
+/**
+ * Applies `sql/clickhouse/NNNN_*.sql` in order; each file is one idempotent DDL statement. With
+ * `cluster`, each becomes its replicated and distributed form (clickhouse-cluster-ddl.ts).
+ */
 export async function migrateClickHouse(
   client: ClickHouseClient,
   dir = CLICKHOUSE_MIGRATIONS_DIR,
+  cluster?: string,
 ): Promise<string[]> {
-  const files = (await fs.readdir(dir)).filter((name) => /^\d{4}_[\w-]+\.sql$/.test(name)).sort();
-  for (const file of files) {
-    const text = await fs.readFile(path.join(dir, file), 'utf8');
-    await client.command({ query: text });
-  }
-  return files;
+  const names = (await fs.readdir(dir)).filter((name) => /^\d{4}_[\w-]+\.sql$/.test(name)).sort();
+  const files = await Promise.all(
+    names.map(async (name) => ({ name, text: await fs.readFile(path.join(dir, name), 'utf8') })),
+  );
+  const statements = cluster ? clusterStatements(files, cluster) : files.map((file) => [file.text]);
+  for (const query of statements.flat()) await client.command({ query });
+  return names;
 }

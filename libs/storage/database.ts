@@ -21,6 +21,8 @@ export interface TasksTable {
   created_at: Timestamp;
   updated_at: Timestamp;
   completed_at: Date | null;
+  /** Raised by each change of the record; the task's ETag. */
+  version: ColumnType<number, number | undefined, number>;
 }
 
 export interface TaskDependenciesTable {
@@ -74,7 +76,7 @@ export interface IdempotencyKeysTable {
   response_status: number | null;
   /** JSON text of the route's own headers (Location…), replayed with the body. */
   response_headers: string | null;
-  /** JSON text, possibly sealed (see libs/platform/idempotency-seal.ts). */
+  /** JSON text, possibly sealed (see libs/idempotency/idempotency-seal.ts). */
   response_body: string | null;
   created_at: Date;
   expires_at: Date;

@@ -1,4 +1,3 @@
-import path from 'node:path';
 import type { Config } from '../config/config.ts';
 import { BullQueue } from './bullmq-queue.ts';
 import { type ClickHouse, migrateClickHouse, openClickHouse } from './clickhouse.ts';
@@ -18,23 +17,31 @@ export interface Engines {
 
 type EngineConfig = Pick<
   Config,
-  'databaseUrl' | 'clickhouseUrl' | 'redisUrl' | 'redisPrefix' | 'dataDir'
->;
+  | 'databaseUrl'
+  | 'clickhouseUrl'
+  | 'clickhouseCluster'
+  | 'redisUrl'
+  | 'redisPrefix'
+  | 'dataDir'
+  | 'dataPaths'
+> &
+  Partial<Pick<Config, 'postgresTimeouts'>>;
 
 /** Opens Postgres, ClickHouse and the queue (servers where configured, embedded otherwise), migrated. */
 export async function openEngines(config: EngineConfig): Promise<Engines> {
   const postgres = await openPostgres({
     url: config.databaseUrl,
-    dataDir: path.join(config.dataDir, 'pg'),
+    dataDir: config.dataPaths.postgres,
+    timeouts: config.postgresTimeouts,
   });
   let clickhouse: ClickHouse | undefined;
   try {
     await migratePostgres(postgres.db);
     clickhouse = await openClickHouse({
       url: config.clickhouseUrl,
-      dataDir: path.join(config.dataDir, 'ch'),
+      dataDir: config.dataPaths.clickhouse,
     });
-    await migrateClickHouse(clickhouse.client);
+    await migrateClickHouse(clickhouse.client, undefined, config.clickhouseCluster);
   } catch (error) {
     await clickhouse?.close();
     await postgres.close();

@@ -20,7 +20,10 @@ import { Mutex } from './mutex.ts';
  * connection at a time: a transaction holds it until commit, exactly like a pool of size one.
  */
 export class PGliteDialect implements Dialect {
-  constructor(private readonly pglite: PGlite) {}
+  private readonly pglite: PGlite;
+  constructor(pglite: PGlite) {
+    this.pglite = pglite;
+  }
   createAdapter(): DialectAdapter {
     return new PostgresAdapter();
   }
@@ -38,7 +41,9 @@ export class PGliteDialect implements Dialect {
 class PGliteDriver implements Driver {
   private readonly mutex = new Mutex();
   private readonly connection: PGliteConnection;
-  constructor(private readonly pglite: PGlite) {
+  private readonly pglite: PGlite;
+  constructor(pglite: PGlite) {
+    this.pglite = pglite;
     this.connection = new PGliteConnection(pglite);
   }
   async init(): Promise<void> {}
@@ -65,7 +70,10 @@ class PGliteDriver implements Driver {
 }
 
 class PGliteConnection implements DatabaseConnection {
-  constructor(private readonly pglite: PGlite) {}
+  private readonly pglite: PGlite;
+  constructor(pglite: PGlite) {
+    this.pglite = pglite;
+  }
 
   async executeQuery<R>(compiled: CompiledQuery): Promise<QueryResult<R>> {
     if (compiled.parameters.length === 0) {

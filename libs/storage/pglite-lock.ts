@@ -1,6 +1,21 @@
 import fs from 'node:fs/promises';
 import path from 'node:path';
 
+/** Another live process holds an embedded data directory. */
+export class DataDirInUseError extends Error {
+  override name = 'DataDirInUseError';
+  readonly dir: string;
+  readonly owner: number;
+  constructor(dir: string, owner: number) {
+    super(
+      `The embedded database in ${dir} is in use by process ${owner} ` +
+        '(is the Cairn server running on this DATA_DIR?). Stop it first, or point DATABASE_URL at a Postgres server.',
+    );
+    this.dir = dir;
+    this.owner = owner;
+  }
+}
+
 /**
  * PGlite is one Postgres backend writing its files directly, with no postmaster to stop a
  * second process: two processes on one data directory corrupt it. This lock file (holding the
@@ -21,12 +36,8 @@ export async function lockDataDir(file: string): Promise<() => Promise<void>> {
     const owner = Number((await fs.readFile(file, 'utf8').catch(() => '')).trim());
     // The same process may reopen its own directory (tests do); only other live processes block.
     if (owner === process.pid) return async () => {};
-    if (owner > 0 && isAlive(owner)) {
-      throw new Error(
-        `The embedded database in ${file.replace(/\.lock$/, '')} is in use by process ${owner} ` +
-          '(is the Cairn server running on this DATA_DIR?). Stop it first, or point DATABASE_URL at a Postgres server.',
-      );
-    }
+    if (owner > 0 && isAlive(owner))
+      throw new DataDirInUseError(file.replace(/\.lock$/, ''), owner);
     await fs.rm(file, { force: true });
   }
   throw new Error(`Could not lock ${file}`);

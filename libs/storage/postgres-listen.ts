@@ -1,5 +1,13 @@
 import pg from 'pg';
-import type { ListenHandlers, Listening } from './postgres.ts';
+
+export interface ListenHandlers {
+  onNotify(payload: string): void;
+  onState(receiving: boolean): void;
+}
+
+export interface Listening {
+  close(): Promise<void>;
+}
 
 const RETRY_MS = [100, 500, 1_000, 5_000];
 

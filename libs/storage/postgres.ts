@@ -1,12 +1,17 @@
 import fs from 'node:fs/promises';
 import path from 'node:path';
 import { PGlite } from '@electric-sql/pglite';
+import { pg_trgm } from '@electric-sql/pglite/contrib/pg_trgm';
 import { Kysely, PostgresDialect, sql } from 'kysely';
 import pg from 'pg';
+import type { PostgresTimeouts } from '../config/config.ts';
 import type { Database } from './database.ts';
 import { PGliteDialect } from './pglite-dialect.ts';
 import { lockDataDir } from './pglite-lock.ts';
-import { listenOnServer } from './postgres-listen.ts';
+import { type ListenHandlers, type Listening, listenOnServer } from './postgres-listen.ts';
+
+export type { ListenHandlers, Listening };
+
 import { pgParsers } from './postgres-types.ts';
 
 export interface Postgres {
@@ -22,21 +27,25 @@ export interface Postgres {
   close(): Promise<void>;
 }
 
-export interface ListenHandlers {
-  onNotify(payload: string): void;
-  onState(receiving: boolean): void;
-}
-
-export interface Listening {
-  close(): Promise<void>;
-}
-
 export interface PostgresOptions {
   /** A postgres:// URL for a server; without it, PGlite keeps its files in `dataDir`. */
   url?: string | undefined;
   dataDir?: string;
   poolSize?: number;
+  /** Time limits for a server (config.postgresTimeouts); PGlite runs in process and has none. */
+  timeouts?: PostgresTimeouts | undefined;
 }
+
+/** What a server connection waits for at most, unless configured otherwise. */
+export const DEFAULT_POSTGRES_TIMEOUTS: PostgresTimeouts = {
+  connectMs: 5_000,
+  statementMs: 5_000,
+  idleInTransactionMs: 10_000,
+  acquireMs: 5_000,
+};
+
+/** How much longer than the server's statement timeout the client waits before giving up. */
+const CLIENT_GRACE_MS = 1_000;
 
 export async function openPostgres(options: PostgresOptions): Promise<Postgres> {
   // One process per embedded data directory (see pglite-lock.ts); the CLI relies on this.
@@ -45,7 +54,13 @@ export async function openPostgres(options: PostgresOptions): Promise<Postgres> 
   const pglite = options.url ? undefined : await openPGlite(options.dataDir);
   const dialect = pglite
     ? new PGliteDialect(pglite)
-    : new PostgresDialect({ pool: createPool(options.url as string, options.poolSize ?? 10) });
+    : new PostgresDialect({
+        pool: createPool(
+          options.url as string,
+          options.poolSize ?? 10,
+          options.timeouts ?? DEFAULT_POSTGRES_TIMEOUTS,
+        ),
+      });
   const db = new Kysely<Database>({ dialect });
   return {
     db,
@@ -70,10 +85,13 @@ export async function openPostgres(options: PostgresOptions): Promise<Postgres> 
   };
 }
 
-function createPool(url: string, max: number): pg.Pool {
+function createPool(url: string, max: number, timeouts: PostgresTimeouts): pg.Pool {
   const pool = new pg.Pool({
     connectionString: url,
     max,
+    // pg-pool waits this long for a free connection; each Client below has its own connect limit.
+    connectionTimeoutMillis: timeouts.acquireMs,
+    Client: boundedClient(timeouts),
     types: {
       getTypeParser: ((oid: number, format?: string) =>
         pgParsers[oid] ??
@@ -92,7 +110,48 @@ function createPool(url: string, max: number): pg.Pool {
   return pool;
 }
 
+/**
+ * A pg Client whose every statement is bounded twice: by the server (`statement_timeout`,
+ * `idle_in_transaction_session_timeout`), and by the client a little later for a server that
+ * answers nothing at all (stopped, partitioned). When the client gives up, it destroys the
+ * connection: a later statement must never reach a server that may still hold the earlier one,
+ * and a transaction whose COMMIT was never sent is rolled back by the server when it notices.
+ */
+function boundedClient(timeouts: PostgresTimeouts): typeof pg.Client {
+  return class BoundedClient extends pg.Client {
+    private timedOut: Error | undefined;
+
+    constructor(config: pg.ClientConfig) {
+      super({
+        ...config,
+        connectionTimeoutMillis: timeouts.connectMs,
+        statement_timeout: timeouts.statementMs,
+        idle_in_transaction_session_timeout: timeouts.idleInTransactionMs,
+        query_timeout: timeouts.statementMs + CLIENT_GRACE_MS,
+      });
+    }
+
+    // biome-ignore lint/suspicious/noExplicitAny: pg's query has a dozen overloads; this wraps them all.
+    override query(...args: any[]): any {
+      if (this.timedOut) return Promise.reject(this.timedOut);
+      // biome-ignore lint/suspicious/noExplicitAny: see above.
+      const result = (super.query as (...a: any[]) => any)(...args);
+      if (result && typeof result.catch === 'function') {
+        result.catch((error: Error) => {
+          if (error?.message !== 'Query read timeout') return;
+          this.timedOut = error;
+          (
+            this as unknown as { connection: { stream: { destroy(): void } } }
+          ).connection.stream.destroy();
+        });
+      }
+      return result;
+    }
+  } as unknown as typeof pg.Client;
+}
+
 async function openPGlite(dataDir: string | undefined): Promise<PGlite> {
   if (dataDir) await fs.mkdir(path.dirname(dataDir), { recursive: true });
-  return PGlite.create(dataDir, { parsers: pgParsers });
+  // Extensions the migrations create must be bundled here; a server has them from contrib.
+  return PGlite.create(dataDir, { parsers: pgParsers, extensions: { pg_trgm } });
 }

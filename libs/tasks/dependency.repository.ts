@@ -1,5 +1,5 @@
-import { sql } from 'kysely';
-import type { Db } from '../storage/database.ts';
+import { type RawBuilder, sql } from 'kysely';
+import type { Db, TaskStatus } from '../storage/database.ts';
 import type { EdgeListing } from './keyset-cursor.ts';
 import type { TaskRow } from './task.repository.ts';
 
@@ -70,6 +70,11 @@ export async function deleteEdgesOf(db: Db, gid: string): Promise<Edge[]> {
 /** Task columns a listing may ask for beyond gid and name (the opt_fields whitelist). */
 export type TaskColumn = Exclude<keyof TaskRow, 'gid' | 'name'>;
 
+/** `t.gid, t.name` and the columns asked for, from the closed list, never from request text. */
+function taskColumns(columns: readonly TaskColumn[]) {
+  return sql.join(['gid', 'name', ...columns].map((column) => sql`t.${sql.ref(column)}`));
+}
+
 export type EdgePageRow = Pick<TaskRow, 'gid' | 'name'> & Partial<TaskRow> & { edge_id: number };
 
 export interface EdgePage {
@@ -89,27 +94,109 @@ export async function edgePage(
   db: Db,
   listing: EdgeListing,
   gid: string,
-  page: { afterId: number; limit: number; columns: readonly TaskColumn[] },
+  page: {
+    afterId: number;
+    limit: number;
+    columns: readonly TaskColumn[];
+    statuses?: readonly TaskStatus[] | undefined;
+    /** Businesses the caller may read (null: all). A task outside them is never paged. */
+    businesses: readonly string[] | null;
+  },
 ): Promise<EdgePage> {
   const [anchor, other] =
     listing === 'dependents' ? ['dependency_gid', 'task_gid'] : ['task_gid', 'dependency_gid'];
-  const columns = sql.join(
-    ['gid', 'name', ...page.columns].map((column) => sql`t.${sql.ref(column)}`),
-  );
+  const columns = taskColumns(page.columns);
   const { rows } = await sql<EdgePageRow & { root_business: string }>`
     select root.business as root_business, p.* from tasks root
     left join lateral (
       select ${columns}, e.id as edge_id from task_dependencies e
       join tasks t on t.gid = e.${sql.ref(other)}
       where e.${sql.ref(anchor)} = root.gid and e.id > ${page.afterId}
+        ${statusCondition(page.statuses)}
       order by e.id limit ${page.limit}
     ) p on true
-    where root.gid = ${gid}`.execute(db);
+    where root.gid = ${gid}${
+      page.businesses === null ? sql`` : sql` and root.business = any(${[...page.businesses]})`
+    }`.execute(db);
   const business = rows[0]?.root_business;
   return {
     business,
     rows: rows
       .filter((row) => row.gid !== null)
       .map(({ root_business: _, ...row }) => row as EdgePageRow),
+  };
+}
+
+export type WalkPageRow = Pick<TaskRow, 'gid' | 'name'> & Partial<TaskRow> & { depth: number };
+
+export interface WalkPage {
+  /** Task-depth pairs the walk reached, counted up to `maxReach + 1`. */
+  reached: number;
+  rows: WalkPageRow[];
+}
+
+/** `and t.status in (…)` when the listing is filtered by status. */
+function statusCondition(statuses: readonly TaskStatus[] | undefined) {
+  return statuses === undefined ? sql`` : sql`and t.status in (${sql.join(statuses)})`;
+}
+
+/**
+ * One page of every task reachable from `gid` through dependents (or dependencies) edges, at
+ * any depth, each with its shortest distance, in gid order after `afterGid`. Gid order, not
+ * depth order, because a task's depth can change between pages while its gid cannot: every
+ * task reachable for the whole walk is listed exactly once.
+ *
+ * The walk runs in the database as a recursive query; `union` keeps each (task, depth) once,
+ * which makes it linear in a tree and bounded in any DAG (edges never form a cycle). It stops
+ * after `maxReach + 1` pairs, which the caller turns into a 4xx: a huge graph costs a bounded
+ * amount of work, never a timeout. `status` filters the tasks listed, not those walked through.
+ */
+export function walkPageStatement(
+  listing: EdgeListing,
+  gid: string,
+  page: {
+    afterGid: string;
+    limit: number;
+    columns: readonly TaskColumn[];
+    statuses: readonly TaskStatus[] | undefined;
+    maxReach: number;
+  },
+): RawBuilder<WalkPageRow & { reached: number }> {
+  const [anchor, other] =
+    listing === 'dependents' ? ['dependency_gid', 'task_gid'] : ['task_gid', 'dependency_gid'];
+  const columns = taskColumns(page.columns);
+  // gids compare bytewise ("C"), the same on every database whatever its default collation.
+  return sql<WalkPageRow & { reached: number }>`
+    with recursive walk(gid, depth) as (
+      select e.${sql.ref(other)}, 1 from task_dependencies e where e.${sql.ref(anchor)} = ${gid}
+      union
+      select e.${sql.ref(other)}, w.depth + 1 from walk w
+      join task_dependencies e on e.${sql.ref(anchor)} = w.gid
+    ),
+    bounded as (select gid, depth from walk limit ${page.maxReach + 1}),
+    reach as (select gid, min(depth) as depth from bounded group by gid)
+    select (select count(*) from bounded)::int as reached, p.*
+    from (select 1) one
+    left join lateral (
+      select ${columns}, r.depth from reach r
+      join tasks t on t.gid = r.gid
+      where r.gid collate "C" > ${page.afterGid} ${statusCondition(page.statuses)}
+      order by r.gid collate "C" limit ${page.limit}
+    ) p on true`;
+}
+
+/** Runs `walkPageStatement`: one page of a transitive listing and how far the walk reached. */
+export async function walkPage(
+  db: Db,
+  listing: EdgeListing,
+  gid: string,
+  page: Parameters<typeof walkPageStatement>[2],
+): Promise<WalkPage> {
+  const { rows } = await walkPageStatement(listing, gid, page).execute(db);
+  return {
+    reached: rows[0]?.reached ?? 0,
+    rows: rows
+      .filter((row) => row.gid !== null)
+      .map(({ reached: _, ...row }) => row as WalkPageRow),
   };
 }

@@ -1,46 +1,34 @@
-import { responseMeta, single } from '../platform/envelope.ts';
-import { ValidationError } from '../platform/errors.ts';
-import { defineRoute, type Route } from '../platform/route.ts';
+import { responseMeta, single } from '../http/envelope.ts';
+import { defineRoute, type Route } from '../http/route.ts';
+import type { TaskStatus } from '../storage/database.ts';
 import {
   addDependenciesBody,
   dependencyParams,
   type EdgeListQuery,
   edgeListQuery,
   edgeListResponse,
-  OPT_FIELDS,
-  type OptField,
 } from './dependency.schemas.ts';
 import {
   addDependencies,
-  type DependenciesAdded,
   type DependencyDeps,
   edgeCursorPosition,
   listEdges,
+  listWalk,
   removeDependency,
+  walkCursorPosition,
 } from './dependency.service.ts';
 import type { EdgeListing } from './keyset-cursor.ts';
+import { type OptField, parseOptFields } from './opt-fields.ts';
 import { gidParams, taskRecord } from './task.schemas.ts';
+import { taskEtag } from './task-etag.ts';
+import { parseStatuses } from './task-filters.ts';
 import { toCompactTaskView, toTaskView } from './task-view.ts';
-
-/** Asana style: `opt_fields=status,due_on`; an unknown name is refused, not ignored. */
-function parseOptFields(raw: string | undefined): OptField[] {
-  if (raw === undefined || raw === '') return [];
-  const fields = raw.split(',').map((field) => field.trim());
-  const unknown = fields.filter((field) => !(OPT_FIELDS as readonly string[]).includes(field));
-  if (unknown.length > 0) {
-    throw ValidationError.at(
-      ['query', 'opt_fields'],
-      `Unknown field ${unknown.map((f) => `'${f}'`).join(', ')}; allowed: ${OPT_FIELDS.join(', ')}`,
-      'enum',
-    );
-  }
-  return [...new Set(fields as OptField[])];
-}
 
 interface EdgeListChecked {
   optFields: OptField[];
-  /** The keyset position `offset` names; 0 for the first page. */
-  afterId: number;
+  statuses: TaskStatus[] | undefined;
+  /** The keyset position `offset` names: an edge id (0 first), or with depth=all a gid ('' first). */
+  after: number | string;
 }
 
 function edgeListRoute(deps: DependencyDeps, listing: EdgeListing): Route {
@@ -50,33 +38,59 @@ function edgeListRoute(deps: DependencyDeps, listing: EdgeListing): Route {
     operationId: listing === 'dependents' ? 'listDependents' : 'listDependencies',
     summary:
       listing === 'dependents'
-        ? 'List the tasks that depend on a task, oldest edge first'
-        : 'List the tasks a task depends on, oldest edge first',
+        ? 'List the tasks that depend on a task, directly or at any depth'
+        : 'List the tasks a task depends on, directly or at any depth',
     tags: ['dependencies'],
     scope: 'workflows:read',
     params: gidParams,
     query: edgeListQuery,
     checks: ({ params, query }) => ({
-      optFields: () =>
-        parseOptFields(typeof query.opt_fields === 'string' ? query.opt_fields : undefined),
-      afterId: () =>
-        typeof query.offset === 'string' && typeof params.gid === 'string'
-          ? edgeCursorPosition(deps, listing, params.gid, query.offset)
-          : 0,
+      optFields: () => parseOptFields(query.opt_fields),
+      statuses: () => parseStatuses('status', query.status),
+      after: () => {
+        const offset = typeof query.offset === 'string' ? query.offset : undefined;
+        if (typeof params.gid !== 'string') return 0;
+        return query.depth === 'all'
+          ? walkCursorPosition(deps, listing, params.gid, offset)
+          : edgeCursorPosition(deps, listing, params.gid, offset);
+      },
     }),
     successStatus: 200,
     response: edgeListResponse,
     async handle({ params, query, checked, ctx }) {
-      const page = await listEdges(
-        deps,
-        listing,
-        params.gid,
-        { limit: query.limit, afterId: checked.afterId, columns: checked.optFields },
-        ctx.principal,
-      );
+      const columns = checked.optFields;
+      const page =
+        query.depth === 'all'
+          ? await listWalk(
+              deps,
+              listing,
+              params.gid,
+              {
+                limit: query.limit,
+                afterGid: String(checked.after),
+                columns,
+                statuses: checked.statuses,
+              },
+              ctx.principal,
+            )
+          : await listEdges(
+              deps,
+              listing,
+              params.gid,
+              {
+                limit: query.limit,
+                afterId: Number(checked.after),
+                columns,
+                statuses: checked.statuses,
+              },
+              ctx.principal,
+            );
       return {
         body: {
-          data: page.rows.map((row) => toCompactTaskView(row, checked.optFields)),
+          data: page.rows.map((row) => ({
+            ...toCompactTaskView(row, columns),
+            ...('depth' in row ? { depth: row.depth } : {}),
+          })),
           meta: responseMeta(ctx.requestId),
           pagination: { limit: query.limit, has_more: page.hasMore, next_offset: page.nextOffset },
         },
@@ -97,21 +111,23 @@ export function dependencyRoutes(deps: DependencyDeps): Route[] {
       params: gidParams,
       body: addDependenciesBody,
       successStatus: 200,
+      etag: 'issued',
       response: {
         type: 'object',
         properties: { data: taskRecord, meta: { $ref: '#/components/schemas/ResponseMeta' } },
         required: ['data', 'meta'],
       },
-      async handle({ params, body, ctx }) {
-        const respond = (result: DependenciesAdded) => ({
-          body: single(toTaskView(result.task), ctx.requestId),
-        });
-        const beforeCommit = ctx.recordResponse(respond);
-        return respond(
-          await addDependencies(deps, params.gid, body.dependencies, ctx.principal, {
-            beforeCommit,
-          }),
+      write: true,
+      async handle({ params, body, ctx, uow }) {
+        const { task } = await addDependencies(
+          uow.trx,
+          params.gid,
+          body.dependencies,
+          ctx.principal,
+          deps.now(),
         );
+        uow.afterCommit(deps.wakeProjector);
+        return { body: single(toTaskView(task), ctx.requestId), headers: { ETag: taskEtag(task) } };
       },
     }),
     defineRoute<{ gid: string; dependency_gid: string }, unknown, unknown>({
@@ -123,12 +139,17 @@ export function dependencyRoutes(deps: DependencyDeps): Route[] {
       scope: 'workflows:write',
       params: dependencyParams,
       successStatus: 204,
-      async handle({ params, ctx }) {
-        const respond = () => ({});
-        await removeDependency(deps, params.gid, params.dependency_gid, ctx.principal, {
-          beforeCommit: ctx.recordResponse(respond),
-        });
-        return respond();
+      write: true,
+      async handle({ params, ctx, uow }) {
+        await removeDependency(
+          uow.trx,
+          params.gid,
+          params.dependency_gid,
+          ctx.principal,
+          deps.now(),
+        );
+        uow.afterCommit(deps.wakeProjector);
+        return {};
       },
     }),
     edgeListRoute(deps, 'dependencies'),

@@ -1,5 +1,7 @@
-import type { JsonSchema } from '../platform/validation.ts';
+import type { JsonSchema } from '../http/validation.ts';
+import { OPT_FIELDS_PARAMETER } from './opt-fields.ts';
 import { GID_PATTERN, taskRecord } from './task.schemas.ts';
+import { multiValueParameter } from './task-filters.ts';
 
 export const dependencyParams: JsonSchema = {
   type: 'object',
@@ -25,23 +27,11 @@ export const addDependenciesBody: JsonSchema = {
   additionalProperties: false,
 };
 
-/** Task members `opt_fields` may add; gid, resource_type and name are always present. */
-export const OPT_FIELDS = [
-  'business',
-  'project',
-  'assignee',
-  'status',
-  'due_on',
-  'created_at',
-  'updated_at',
-  'completed_at',
-] as const;
-export type OptField = (typeof OPT_FIELDS)[number];
-
 export interface EdgeListQuery {
   limit: number;
   offset?: string;
   opt_fields?: string;
+  depth: '1' | 'all';
 }
 
 export const edgeListQuery: JsonSchema = {
@@ -49,7 +39,17 @@ export const edgeListQuery: JsonSchema = {
   properties: {
     limit: { type: 'integer', minimum: 1, maximum: 100, default: 100 },
     offset: { type: 'string', minLength: 1, maxLength: 512 },
-    opt_fields: { type: 'string', maxLength: 500 },
+    opt_fields: OPT_FIELDS_PARAMETER,
+    status: multiValueParameter(
+      'List only tasks in these statuses (comma-separated or repeated); with depth=all the walk still passes through the others.',
+    ),
+    depth: {
+      type: 'string',
+      enum: ['1', 'all'],
+      default: '1',
+      description:
+        '`1`: the tasks linked directly, in the order the edges were added. `all`: every task reachable at any depth, each with its `depth` (shortest distance), in gid order so that paging stays exactly-once while the graph changes; a 422 when more than 100,000 tasks are reachable.',
+    },
   },
   additionalProperties: false,
 };
@@ -57,7 +57,20 @@ export const edgeListQuery: JsonSchema = {
 export const edgeListResponse: JsonSchema = {
   type: 'object',
   properties: {
-    data: { type: 'array', items: taskRecord },
+    data: {
+      type: 'array',
+      items: {
+        ...taskRecord,
+        properties: {
+          ...(taskRecord.properties as object),
+          depth: {
+            type: 'integer',
+            minimum: 1,
+            description: 'With depth=all: how many edges away the task is, on the shortest path.',
+          },
+        },
+      },
+    },
     meta: { $ref: '#/components/schemas/ResponseMeta' },
     pagination: {
       type: 'object',

@@ -1,5 +1,7 @@
-import { mayAccessBusiness, type Principal } from '../auth/principal.ts';
-import { AppError, ValidationError, type ValidationIssue } from '../platform/errors.ts';
+import { allowedBusinesses, visibleBusiness, visibleOrNotFound } from '../auth/access.ts';
+import type { Principal } from '../auth/principal.ts';
+import { AppError, ValidationError, type ValidationIssue } from '../http/errors.ts';
+import type { Db, TaskStatus } from '../storage/database.ts';
 import { findCycle } from './cycle-check.ts';
 import {
   deleteEdge,
@@ -8,13 +10,14 @@ import {
   insertEdges,
   lockBusinessGraph,
   type TaskColumn,
+  type WalkPageRow,
+  walkPage,
 } from './dependency.repository.ts';
 import { decodeCursor, type EdgeListing, encodeCursor } from './keyset-cursor.ts';
 import { appendFacts } from './outbox.repository.ts';
 import { findTask, findTasks, type TaskRow } from './task.repository.ts';
-import { type TaskDeps, visibleOrNotFound } from './task.service.ts';
+import type { TaskDeps } from './task.service.ts';
 import { taskFact } from './task-facts.ts';
-import type { WriteOptions } from './write-hooks.ts';
 
 export interface DependencyDeps extends TaskDeps {
   /** Signs pagination cursors; the same on every instance (see cursor-key.ts). */
@@ -36,68 +39,62 @@ const FOREIGN_KEY_VIOLATION = '23503';
  * businesses.
  */
 export async function addDependencies(
-  deps: DependencyDeps,
+  trx: Db,
   gid: string,
   dependencyGids: readonly string[],
   principal: Principal,
-  options: WriteOptions<DependenciesAdded> = {},
+  now: Date,
 ): Promise<DependenciesAdded> {
-  const now = deps.now();
   const wanted = [...new Set(dependencyGids)];
-  let result: DependenciesAdded;
   try {
-    result = await deps.db.transaction().execute(async (trx) => {
-      const task = visibleOrNotFound(await findTask(trx, gid), gid, principal);
-      // Before anything reads the graph, so the cycle check sees every committed edge.
-      await lockBusinessGraph(trx, task.business);
-      const found = new Map((await findTasks(trx, wanted)).map((row) => [row.gid, row]));
-      // Unknown and invisible are the same 404, as everywhere else: nothing leaks across tokens.
-      const missing = wanted.filter((dependencyGid) => {
-        const other = found.get(dependencyGid);
-        return dependencyGid !== gid && (!other || !mayAccessBusiness(principal, other.business));
+    const task = visibleOrNotFound(await findTask(trx, gid), principal, `Task ${gid}`);
+    // Before anything reads the graph, so the cycle check sees every committed edge.
+    await lockBusinessGraph(trx, task.business);
+    const found = new Map((await findTasks(trx, wanted)).map((row) => [row.gid, row]));
+    // Unknown and invisible are the same 404, as everywhere else: nothing leaks across tokens.
+    const missing = wanted.filter((dependencyGid) => {
+      const other = found.get(dependencyGid);
+      return dependencyGid !== gid && (!other || !visibleBusiness(principal, other.business));
+    });
+    if (missing.length > 0) {
+      throw new AppError('not_found', `Task ${missing.join(', ')} does not exist.`, {
+        errors: missing.map((dependencyGid) => ({
+          field: `dependencies[${dependencyGids.indexOf(dependencyGid)}]`,
+          code: 'not_found',
+          message: `Task ${dependencyGid} does not exist.`,
+        })),
       });
-      if (missing.length > 0) {
-        throw new AppError('not_found', `Task ${missing.join(', ')} does not exist.`, {
-          errors: missing.map((dependencyGid) => ({
-            field: `dependencies[${dependencyGids.indexOf(dependencyGid)}]`,
-            code: 'not_found',
-            message: `Task ${dependencyGid} does not exist.`,
-          })),
+    }
+    const issues: ValidationIssue[] = [];
+    dependencyGids.forEach((dependencyGid, index) => {
+      const loc = ['body', 'dependencies', index];
+      const other = found.get(dependencyGid);
+      if (dependencyGid === gid) {
+        issues.push({ loc, msg: 'A task cannot depend on itself', type: 'value_error' });
+      } else if (other && other.business !== task.business) {
+        issues.push({
+          loc,
+          msg: `Task ${dependencyGid} belongs to another business; dependencies stay within one business`,
+          type: 'value_error',
         });
       }
-      const issues: ValidationIssue[] = [];
-      dependencyGids.forEach((dependencyGid, index) => {
-        const loc = ['body', 'dependencies', index];
-        const other = found.get(dependencyGid);
-        if (dependencyGid === gid) {
-          issues.push({ loc, msg: 'A task cannot depend on itself', type: 'value_error' });
-        } else if (other && other.business !== task.business) {
-          issues.push({
-            loc,
-            msg: `Task ${dependencyGid} belongs to another business; dependencies stay within one business`,
-            type: 'value_error',
-          });
-        }
-      });
-      if (issues.length > 0) throw new ValidationError(issues);
-      const cycle = await findCycle(trx, gid, wanted);
-      if (cycle) {
-        throw new AppError(
-          'conflict',
-          `Adding these dependencies would create a cycle: ${cycle.join(' → ')}.`,
-          { members: { cycle } },
-        );
-      }
-      const edges = await insertEdges(trx, task.business, gid, wanted, now);
-      const added = edges.sort((a, b) => a.id - b.id).map((edge) => edge.dependency_gid);
-      await appendFacts(
-        trx,
-        added.map((dependencyGid) => taskFact('dependency_added', task, now, { dependencyGid })),
-      );
-      const value = { task, added };
-      await options.beforeCommit?.(trx, value);
-      return value;
     });
+    if (issues.length > 0) throw new ValidationError(issues);
+    const cycle = await findCycle(trx, gid, wanted);
+    if (cycle) {
+      throw new AppError(
+        'conflict',
+        `Adding these dependencies would create a cycle: ${cycle.join(' → ')}.`,
+        { members: { cycle } },
+      );
+    }
+    const edges = await insertEdges(trx, task.business, gid, wanted, now);
+    const added = edges.sort((a, b) => a.id - b.id).map((edge) => edge.dependency_gid);
+    await appendFacts(
+      trx,
+      added.map((dependencyGid) => taskFact('dependency_added', task, now, { dependencyGid })),
+    );
+    return { task, added };
   } catch (error) {
     // The task or a dependency was deleted between our read and the insert.
     if ((error as { code?: string }).code === FOREIGN_KEY_VIOLATION) {
@@ -105,34 +102,43 @@ export async function addDependencies(
     }
     throw error;
   }
-  if (result.added.length > 0) deps.factsCommitted();
-  return result;
 }
 
 export async function removeDependency(
-  deps: DependencyDeps,
+  trx: Db,
   gid: string,
   dependencyGid: string,
   principal: Principal,
-  options: WriteOptions<TaskRow> = {},
+  now: Date,
 ): Promise<void> {
-  const now = deps.now();
-  await deps.db.transaction().execute(async (trx) => {
-    const task = visibleOrNotFound(await findTask(trx, gid), gid, principal);
-    const edge = await deleteEdge(trx, gid, dependencyGid);
-    if (!edge) {
-      throw new AppError('not_found', `Task ${gid} does not depend on task ${dependencyGid}.`);
-    }
-    await appendFacts(trx, [taskFact('dependency_removed', task, now, { dependencyGid })]);
-    await options.beforeCommit?.(trx, task);
-  });
-  deps.factsCommitted();
+  const task = visibleOrNotFound(await findTask(trx, gid), principal, `Task ${gid}`);
+  const edge = await deleteEdge(trx, gid, dependencyGid);
+  if (!edge) {
+    throw new AppError('not_found', `Task ${gid} does not depend on task ${dependencyGid}.`);
+  }
+  await appendFacts(trx, [taskFact('dependency_removed', task, now, { dependencyGid })]);
 }
 
-export interface EdgeListPage {
-  rows: EdgePageRow[];
+export interface CursorPage<R> {
+  rows: R[];
   hasMore: boolean;
   nextOffset: string | null;
+}
+export type EdgeListPage = CursorPage<EdgePageRow>;
+
+/** What a listing page asks for besides its position. */
+interface PageRequest {
+  limit: number;
+  columns?: readonly TaskColumn[];
+  statuses?: readonly TaskStatus[] | undefined;
+}
+
+/** `found` holds up to limit + 1 rows: the extra one only says that more follow. */
+function cursorPage<R>(found: R[], limit: number, cursorAfter: (last: R) => string): CursorPage<R> {
+  const hasMore = found.length > limit;
+  const rows = hasMore ? found.slice(0, limit) : found;
+  const last = rows.at(-1);
+  return { rows, hasMore, nextOffset: hasMore && last ? cursorAfter(last) : null };
 }
 
 /** The keyset position a `next_offset` cursor names (0 for none), or a 422 on `offset`. */
@@ -142,7 +148,21 @@ export function edgeCursorPosition(
   gid: string,
   offset: string | undefined,
 ): number {
-  return offset === undefined ? 0 : decodeCursor(deps.cursorKey, offset, { listing, taskGid: gid });
+  return offset === undefined
+    ? 0
+    : (decodeCursor(deps.cursorKey, offset, { listing, taskGid: gid }) as number);
+}
+
+/** The gid a transitive (`depth=all`) cursor names ('' for the first page), or a 422 on `offset`. */
+export function walkCursorPosition(
+  deps: Pick<DependencyDeps, 'cursorKey'>,
+  listing: EdgeListing,
+  gid: string,
+  offset: string | undefined,
+): string {
+  return offset === undefined
+    ? ''
+    : (decodeCursor(deps.cursorKey, offset, { listing: `${listing}:all`, taskGid: gid }) as string);
 }
 
 /**
@@ -154,26 +174,61 @@ export async function listEdges(
   deps: DependencyDeps,
   listing: EdgeListing,
   gid: string,
-  page: { limit: number; afterId: number; columns?: readonly TaskColumn[] },
+  page: PageRequest & { afterId: number },
   principal: Principal,
 ): Promise<EdgeListPage> {
   const found = await edgePage(deps.db, listing, gid, {
     afterId: page.afterId,
     limit: page.limit + 1,
     columns: page.columns ?? [],
+    statuses: page.statuses,
+    // In the page query itself, so a hidden task costs exactly what a missing one does.
+    businesses: allowedBusinesses(principal),
   });
-  if (found.business === undefined || !mayAccessBusiness(principal, found.business)) {
-    throw new AppError('not_found', `Task ${gid} does not exist.`);
+  visibleOrNotFound(
+    found.business === undefined ? undefined : { business: found.business },
+    principal,
+    `Task ${gid}`,
+  );
+  return cursorPage(found.rows, page.limit, (last) =>
+    encodeCursor(deps.cursorKey, { listing, taskGid: gid, afterId: last.edge_id }),
+  );
+}
+
+/**
+ * How many (task, depth) pairs a transitive listing may walk. Past it the answer is a 422
+ * naming `depth`: the work per page stays bounded (well under a second on a server), whatever
+ * the graph.
+ */
+export const MAX_WALK = 100_000;
+
+/**
+ * One page of every task reachable from `gid` (`depth=all`), in gid order after `afterGid`
+ * (see `walkCursorPosition` and `walkPage`). The task is checked before anything is walked.
+ */
+export async function listWalk(
+  deps: DependencyDeps,
+  listing: EdgeListing,
+  gid: string,
+  page: PageRequest & { afterGid: string },
+  principal: Principal,
+): Promise<CursorPage<WalkPageRow>> {
+  visibleOrNotFound(await findTask(deps.db, gid), principal, `Task ${gid}`);
+  const found = await walkPage(deps.db, listing, gid, {
+    afterGid: page.afterGid,
+    limit: page.limit + 1,
+    columns: page.columns ?? [],
+    statuses: page.statuses,
+    maxReach: MAX_WALK,
+  });
+  if (found.reached > MAX_WALK) {
+    throw ValidationError.at(
+      ['query', 'depth'],
+      `More than ${MAX_WALK} tasks are reachable from task ${gid}, too many to list with depth=all; page through depth=1 instead`,
+      'value_error',
+    );
   }
-  const hasMore = found.rows.length > page.limit;
-  const shown = hasMore ? found.rows.slice(0, page.limit) : found.rows;
-  const last = shown.at(-1);
-  return {
-    rows: shown,
-    hasMore,
-    nextOffset:
-      hasMore && last
-        ? encodeCursor(deps.cursorKey, { listing, taskGid: gid, afterId: last.edge_id })
-        : null,
-  };
+  return cursorPage(found.rows, page.limit, (last) =>
+    encodeCursor(deps.cursorKey, { listing: `${listing}:all`, taskGid: gid, afterId: last.gid }),
+  );
 }

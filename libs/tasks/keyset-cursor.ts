@@ -1,62 +1,82 @@
-import { createHmac, timingSafeEqual } from 'node:crypto';
-import { ValidationError } from '../platform/errors.ts';
+import { createCipheriv, createDecipheriv, randomBytes } from 'node:crypto';
+import { ValidationError } from '../http/errors.ts';
 
 /** Which listing a cursor belongs to: a dependents cursor means nothing to a dependencies list. */
 export type EdgeListing = 'dependents' | 'dependencies';
+/**
+ * The direct listing pages by edge id; the transitive one (`depth=all`, suffix `:all`) by task
+ * gid. Each cursor names its own walk, so neither is taken for the other.
+ */
+export type CursorWalk = EdgeListing | `${EdgeListing}:all`;
 
 interface CursorPosition {
-  listing: EdgeListing;
+  listing: CursorWalk;
   taskGid: string;
-  /** The id of the last edge already returned; the next page starts after it. */
-  afterId: number;
+  /** The last edge id (direct) or task gid (transitive) already returned; the next page follows it. */
+  afterId: number | string;
 }
 
-const VERSION = 'c1';
+const GID_TEXT = /^[A-Za-z0-9_-]{1,64}$/;
+
+const VERSION = 'c2';
+const IV_BYTES = 12;
+const TAG_BYTES = 16;
 
 /**
- * An opaque, tamper-evident keyset position: `c1.<payload>.<mac>`, base64url. The MAC covers
- * the listing and the task gid, so a cursor taken from another task or listing is refused
- * rather than silently paging somewhere else.
+ * An opaque keyset position: `c2.<iv|ciphertext|tag>`, base64url, sealed with AES-256-GCM. The
+ * position (a global edge id, or a gid) is encrypted, not only signed, so a cursor tells its
+ * holder nothing about how many edges exist; the listing and task gid are authenticated as
+ * associated data, so a cursor taken from another task or listing is refused rather than
+ * paging somewhere else.
  */
 export function encodeCursor(key: Buffer, position: CursorPosition): string {
-  const payload = Buffer.from(
-    JSON.stringify([position.listing, position.taskGid, position.afterId]),
-  ).toString('base64url');
-  return `${VERSION}.${payload}.${mac(key, payload)}`;
+  const iv = randomBytes(IV_BYTES);
+  const cipher = createCipheriv('aes-256-gcm', key, iv);
+  cipher.setAAD(associatedData(position));
+  const plain = Buffer.from(JSON.stringify(position.afterId));
+  const sealed = Buffer.concat([iv, cipher.update(plain), cipher.final(), cipher.getAuthTag()]);
+  return `${VERSION}.${sealed.toString('base64url')}`;
 }
 
 /** The position a cursor names, or a 422 at `["query","offset"]`. */
 export function decodeCursor(
   key: Buffer,
   cursor: string,
-  expected: { listing: EdgeListing; taskGid: string },
-): number {
+  expected: { listing: CursorWalk; taskGid: string },
+): number | string {
   const invalid = (why: string) =>
     ValidationError.at(['query', 'offset'], `Invalid cursor: ${why}`, 'value_error');
-  const [version, payload, signature, ...rest] = cursor.split('.');
-  if (version !== VERSION || !payload || !signature || rest.length > 0) {
+  const [version, payload, ...rest] = cursor.split('.');
+  if (version !== VERSION || !payload || rest.length > 0 || !/^[A-Za-z0-9_-]+$/.test(payload)) {
     throw invalid('use next_offset from the previous page unchanged');
   }
-  const expectedMac = Buffer.from(mac(key, payload));
-  const given = Buffer.from(signature);
-  if (given.length !== expectedMac.length || !timingSafeEqual(given, expectedMac)) {
-    throw invalid('it has been altered or was not issued by this service');
+  const sealed = Buffer.from(payload, 'base64url');
+  if (sealed.length <= IV_BYTES + TAG_BYTES) {
+    throw invalid('use next_offset from the previous page unchanged');
   }
-  let decoded: unknown;
+  let afterId: unknown;
   try {
-    decoded = JSON.parse(Buffer.from(payload, 'base64url').toString('utf8'));
+    const decipher = createDecipheriv('aes-256-gcm', key, sealed.subarray(0, IV_BYTES));
+    decipher.setAAD(associatedData(expected));
+    decipher.setAuthTag(sealed.subarray(sealed.length - TAG_BYTES));
+    const plain = Buffer.concat([
+      decipher.update(sealed.subarray(IV_BYTES, sealed.length - TAG_BYTES)),
+      decipher.final(),
+    ]);
+    afterId = JSON.parse(plain.toString('utf8'));
   } catch {
-    throw invalid('it has been altered or was not issued by this service');
+    throw invalid(
+      `it has been altered, was not issued by this service, or belongs to another listing than the ${expected.listing.replace(':all', ' (depth=all)')} of this task`,
+    );
   }
-  const [listing, taskGid, afterId] = Array.isArray(decoded) ? decoded : [];
-  if (listing !== expected.listing || taskGid !== expected.taskGid) {
-    throw invalid(`it belongs to another listing, not the ${expected.listing} of this task`);
-  }
-  if (!Number.isSafeInteger(afterId) || afterId < 0) throw invalid('bad position');
-  return afterId as number;
+  const transitive = expected.listing.endsWith(':all');
+  const valid = transitive
+    ? typeof afterId === 'string' && GID_TEXT.test(afterId)
+    : Number.isSafeInteger(afterId) && (afterId as number) >= 0;
+  if (!valid) throw invalid('bad position');
+  return afterId as number | string;
 }
 
-function mac(key: Buffer, payload: string): string {
-  // 128 bits of the HMAC are plenty against forgery and keep cursors short.
-  return createHmac('sha256', key).update(payload).digest().subarray(0, 16).toString('base64url');
+function associatedData(position: { listing: CursorWalk; taskGid: string }): Buffer {
+  return Buffer.from(JSON.stringify([VERSION, position.listing, position.taskGid]));
 }

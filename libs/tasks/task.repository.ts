@@ -28,6 +28,7 @@ export async function insertTaskWithFacts(
     ...task,
     updated_at: task.created_at,
     completed_at: task.status === 'completed' ? task.created_at : null,
+    version: 1,
   };
   return db
     .with('task', (qb) => qb.insertInto('tasks').values(row).returningAll())
@@ -56,15 +57,17 @@ export async function findTasks(db: Db, gids: readonly string[]): Promise<TaskRo
   return db.selectFrom('tasks').selectAll().where('gid', 'in', gids).execute();
 }
 
+/** Applies `changes` to the version read under the row lock and raises the version. */
 export async function updateTaskRow(
   db: Db,
-  gid: string,
+  before: Pick<TaskRow, 'gid' | 'version'>,
   changes: Updateable<TasksTable>,
 ): Promise<TaskRow> {
   return db
     .updateTable('tasks')
-    .set(changes)
-    .where('gid', '=', gid)
+    .set((eb) => ({ ...changes, version: eb('version', '+', 1) }))
+    .where('gid', '=', before.gid)
+    .where('version', '=', before.version)
     .returningAll()
     .executeTakeFirstOrThrow();
 }

@@ -1,4 +1,4 @@
-import type { JsonSchema } from '../platform/validation.ts';
+import type { JsonSchema } from '../http/validation.ts';
 import { TASK_STATUSES } from '../storage/database.ts';
 
 export const GID_PATTERN = '^[A-Za-z0-9_-]{1,64}$';

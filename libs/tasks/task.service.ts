@@ -1,8 +1,9 @@
 import { randomUUID } from 'node:crypto';
 import type { Kysely, Updateable } from 'kysely';
-import { mayAccessBusiness, type Principal } from '../auth/principal.ts';
-import { AppError, ValidationError } from '../platform/errors.ts';
-import type { Database, TaskStatus, TasksTable } from '../storage/database.ts';
+import { visibleOrNotFound } from '../auth/access.ts';
+import type { Principal } from '../auth/principal.ts';
+import { ValidationError } from '../http/errors.ts';
+import type { Database, Db, TaskStatus, TasksTable } from '../storage/database.ts';
 import { deleteEdgesOf } from './dependency.repository.ts';
 import { appendFacts, type Fact } from './outbox.repository.ts';
 import {
@@ -15,14 +16,14 @@ import {
   type TaskRow,
   updateTaskRow,
 } from './task.repository.ts';
+import { checkIfMatch, type IfMatch } from './task-etag.ts';
 import { taskFact } from './task-facts.ts';
-import type { WriteOptions } from './write-hooks.ts';
 
 export interface TaskDeps {
   db: Kysely<Database>;
   now: () => Date;
-  /** Told after a commit that wrote facts, so the projector can pick them up at once. */
-  factsCommitted: () => void;
+  /** Registered on each write's unit of work: the projector picks the new facts up at once. */
+  wakeProjector: () => void;
 }
 
 export interface CreateTaskInput {
@@ -44,12 +45,8 @@ export interface UpdateTaskInput {
   due_on?: string | null;
 }
 
-export async function createTask(
-  deps: TaskDeps,
-  input: CreateTaskInput,
-  options: WriteOptions<TaskRow> = {},
-): Promise<TaskRow> {
-  const now = deps.now();
+/** Inserts the task and its facts in the caller's transaction. */
+export async function createTask(trx: Db, input: CreateTaskInput, now: Date): Promise<TaskRow> {
   const task: NewTask = {
     gid: randomUUID(),
     business: input.business,
@@ -65,111 +62,97 @@ export async function createTask(
     if (row.status === 'completed') facts.push(taskFact('task_completed', row, now));
     return facts;
   };
-  const { beforeCommit } = options;
-  const created = beforeCommit
-    ? await deps.db.transaction().execute(async (trx) => {
-        const row = await insertTaskWithFacts(trx, task, factsOf);
-        await beforeCommit(trx, row);
-        return row;
-      })
-    : await insertTaskWithFacts(deps.db, task, factsOf);
-  deps.factsCommitted();
-  return created;
+  // Callers run it inside a transaction even though it is one statement: when Postgres stops
+  // answering, the client drops the connection and the server rolls back a transaction whose
+  // COMMIT never came, whereas a lone statement still in the socket would commit after the 504.
+  return insertTaskWithFacts(trx, task, factsOf);
 }
 
 /** A task outside the caller's businesses is answered exactly like a missing one. */
-export async function getTask(deps: TaskDeps, gid: string, principal: Principal): Promise<TaskRow> {
-  return visibleOrNotFound(await findTask(deps.db, gid), gid, principal);
+export async function getTask(db: Db, gid: string, principal: Principal): Promise<TaskRow> {
+  return visibleTask(await findTask(db, gid), gid, principal);
 }
 
-export function visibleOrNotFound(
-  task: TaskRow | undefined,
-  gid: string,
-  principal: Principal,
-): TaskRow {
-  if (!task || !mayAccessBusiness(principal, task.business)) {
-    throw new AppError('not_found', `Task ${gid} does not exist.`);
-  }
-  return task;
-}
+const visibleTask = (task: TaskRow | undefined, gid: string, principal: Principal): TaskRow =>
+  visibleOrNotFound(task, principal, `Task ${gid}`);
+
+/** The members a PUT may change; `business` is only ever accepted unchanged. */
+const UPDATABLE = ['name', 'project', 'assignee', 'status', 'due_on'] as const;
 
 /** Asana-style: only the members sent change. No change at all writes nothing. */
 export async function updateTask(
-  deps: TaskDeps,
+  trx: Db,
   gid: string,
   input: UpdateTaskInput,
   principal: Principal,
-  options: WriteOptions<TaskRow> = {},
+  now: Date,
+  ifMatch?: IfMatch,
 ): Promise<TaskRow> {
-  const now = deps.now();
-  let wroteFacts = false;
-  const task = await deps.db.transaction().execute(async (trx) => {
-    const before = visibleOrNotFound(await findTaskForUpdate(trx, gid), gid, principal);
-    if (input.business !== undefined && input.business !== before.business) {
-      throw ValidationError.at(
-        ['body', 'business'],
-        'A task cannot move to another business',
-        'value_error',
-      );
+  // Compared under the row lock: of two writes holding the same version, the second to get
+  // the lock finds the version the first one left, and fails.
+  const before = visibleTask(await findTaskForUpdate(trx, gid), gid, principal);
+  checkIfMatch(ifMatch, before);
+  if (input.business !== undefined && input.business !== before.business) {
+    throw ValidationError.at(
+      ['body', 'business'],
+      'A task cannot move to another business',
+      'value_error',
+    );
+  }
+  if (!UPDATABLE.some((member) => input[member] !== undefined)) {
+    throw ValidationError.at(
+      ['body'],
+      `Nothing to change: send at least one of ${UPDATABLE.join(', ')}`,
+      'value_error',
+    );
+  }
+  const changes: Updateable<TasksTable> = {};
+  for (const member of UPDATABLE) {
+    const value = input[member];
+    if (value !== undefined && value !== before[member])
+      Object.assign(changes, { [member]: value });
+  }
+  let after = before;
+  if (Object.keys(changes).length > 0) {
+    if (changes.status !== undefined) {
+      changes.completed_at = changes.status === 'completed' ? now : null;
     }
-    const changes: Updateable<TasksTable> = {};
-    for (const member of ['name', 'project', 'assignee', 'status', 'due_on'] as const) {
-      const value = input[member];
-      if (value !== undefined && value !== before[member])
-        Object.assign(changes, { [member]: value });
+    after = await updateTaskRow(trx, before, { ...changes, updated_at: now });
+    const facts = [taskFact('task_updated', after, now, { previous: before })];
+    if (after.status === 'completed' && before.status !== 'completed') {
+      facts.push(taskFact('task_completed', after, now, { previous: before }));
     }
-    let after = before;
-    if (Object.keys(changes).length > 0) {
-      if (changes.status !== undefined) {
-        changes.completed_at = changes.status === 'completed' ? now : null;
-      }
-      after = await updateTaskRow(trx, gid, { ...changes, updated_at: now });
-      const facts = [taskFact('task_updated', after, now, { previous: before })];
-      if (after.status === 'completed' && before.status !== 'completed') {
-        facts.push(taskFact('task_completed', after, now, { previous: before }));
-      }
-      await appendFacts(trx, facts);
-      wroteFacts = true;
-    }
-    await options.beforeCommit?.(trx, after);
-    return after;
-  });
-  if (wroteFacts) deps.factsCommitted();
-  return task;
+    await appendFacts(trx, facts);
+  }
+  return after;
 }
 
 /** Removes the task and every edge touching it; each removed edge gets its own fact. */
 export async function deleteTask(
-  deps: TaskDeps,
+  trx: Db,
   gid: string,
   principal: Principal,
-  options: WriteOptions<TaskRow> = {},
+  now: Date,
+  ifMatch?: IfMatch,
 ): Promise<void> {
-  const now = deps.now();
-  await deps.db.transaction().execute(async (trx) => {
-    const task = visibleOrNotFound(await findTaskForUpdate(trx, gid), gid, principal);
-    const edges = await deleteEdgesOf(trx, gid);
-    // Edge facts are attributed to the dependent task, as their state stands now.
-    const others = await findTasks(
-      trx,
-      [...new Set(edges.map((edge) => edge.task_gid))].filter((other) => other !== gid),
+  const task = visibleTask(await findTaskForUpdate(trx, gid), gid, principal);
+  checkIfMatch(ifMatch, task);
+  const edges = await deleteEdgesOf(trx, gid);
+  // Edge facts are attributed to the dependent task, as their state stands now.
+  const others = await findTasks(
+    trx,
+    [...new Set(edges.map((edge) => edge.task_gid))].filter((other) => other !== gid),
+  );
+  const byGid = new Map<string, TaskRow>([[gid, task], ...others.map((t) => [t.gid, t] as const)]);
+  const facts: Fact[] = [];
+  for (const edge of edges) {
+    const dependent = byGid.get(edge.task_gid);
+    if (!dependent) continue;
+    facts.push(
+      taskFact('dependency_removed', dependent, now, { dependencyGid: edge.dependency_gid }),
     );
-    const byGid = new Map<string, TaskRow>([
-      [gid, task],
-      ...others.map((t) => [t.gid, t] as const),
-    ]);
-    const facts: Fact[] = [];
-    for (const edge of edges) {
-      const dependent = byGid.get(edge.task_gid);
-      if (!dependent) continue;
-      facts.push(
-        taskFact('dependency_removed', dependent, now, { dependencyGid: edge.dependency_gid }),
-      );
-    }
-    facts.push(taskFact('task_deleted', task, now, { previous: task }));
-    await deleteTaskRow(trx, gid);
-    await appendFacts(trx, facts);
-    await options.beforeCommit?.(trx, task);
-  });
-  deps.factsCommitted();
+  }
+  facts.push(taskFact('task_deleted', task, now, { previous: task }));
+  await deleteTaskRow(trx, gid);
+  await appendFacts(trx, facts);
 }

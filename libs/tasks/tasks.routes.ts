@@ -1,8 +1,8 @@
-import { allowedBusinesses, mayAccessBusiness } from '../auth/principal.ts';
-import { responseMeta, single } from '../platform/envelope.ts';
-import { AppError } from '../platform/errors.ts';
-import { defineRoute, type Route } from '../platform/route.ts';
-import type { JsonSchema } from '../platform/validation.ts';
+import { allowedBusinesses, requireBusiness } from '../auth/access.ts';
+import { responseMeta, single } from '../http/envelope.ts';
+import { defineRoute, type Route } from '../http/route.ts';
+import type { JsonSchema } from '../http/validation.ts';
+import { OPT_FIELDS_PARAMETER, type OptField, parseOptFields } from './opt-fields.ts';
 import type { TaskRow } from './task.repository.ts';
 import { createTaskBody, gidParams, taskRecord, updateTaskBody } from './task.schemas.ts';
 import {
@@ -15,8 +15,24 @@ import {
   updateTask,
 } from './task.service.ts';
 import { listTasks } from './task-collection.query.ts';
-import { type TaskCollectionQuery, taskCollectionQuery } from './task-collection.schema.ts';
-import { toTaskView } from './task-view.ts';
+import {
+  type TaskCollectionQuery,
+  type TaskFilters,
+  taskCollectionQuery,
+  taskFilterChecks,
+} from './task-collection.schema.ts';
+import { parseIfMatch, taskEtag } from './task-etag.ts';
+import { toCompactTaskView, toTaskView } from './task-view.ts';
+
+/** The whole record, or with `opt_fields` the compact one plus the members named. */
+const viewOf = (task: TaskRow, optFields: readonly OptField[]) =>
+  optFields.length > 0 ? toCompactTaskView(task, optFields) : toTaskView(task);
+
+const taskQuery: JsonSchema = {
+  type: 'object',
+  properties: { opt_fields: OPT_FIELDS_PARAMETER },
+  additionalProperties: false,
+};
 
 const envelope = (data: object) => ({
   type: 'object',
@@ -56,19 +72,19 @@ export function taskRoutes(deps: TaskDeps): Route[] {
       body: createTaskBody,
       successStatus: 201,
       response: envelope(taskRecord),
-      async handle({ body, ctx }) {
-        if (!mayAccessBusiness(ctx.principal, body.business)) {
-          throw new AppError('not_found', `Business ${body.business} does not exist.`);
-        }
-        const respond = (task: TaskRow) => ({
+      etag: 'issued',
+      write: true,
+      async handle({ body, ctx, uow }) {
+        requireBusiness(ctx.principal, body.business);
+        const task = await createTask(uow.trx, body, deps.now());
+        uow.afterCommit(deps.wakeProjector);
+        return {
           body: single(toTaskView(task), ctx.requestId),
-          headers: { Location: `/api/v1/tasks/${task.gid}` },
-        });
-        const beforeCommit = ctx.recordResponse(respond);
-        return respond(await createTask(deps, body, { beforeCommit }));
+          headers: { Location: `/api/v1/tasks/${task.gid}`, ETag: taskEtag(task) },
+        };
       },
     }),
-    defineRoute<unknown, TaskCollectionQuery, unknown>({
+    defineRoute<unknown, TaskCollectionQuery, unknown, TaskFilters & { optFields: OptField[] }>({
       method: 'get',
       path: '/api/v1/tasks',
       operationId: 'listTasks',
@@ -76,13 +92,17 @@ export function taskRoutes(deps: TaskDeps): Route[] {
       tags: ['tasks'],
       scope: 'workflows:read',
       query: taskCollectionQuery,
+      checks: ({ query }) => ({
+        ...taskFilterChecks(query),
+        optFields: () => parseOptFields(query.opt_fields),
+      }),
       successStatus: 200,
       response: pageEnvelope,
-      async handle({ query, ctx }) {
-        const page = await listTasks(deps.db, query, allowedBusinesses(ctx.principal));
+      async handle({ query, checked, ctx }) {
+        const page = await listTasks(deps.db, query, checked, allowedBusinesses(ctx.principal));
         return {
           body: {
-            data: page.rows.map(toTaskView),
+            data: page.rows.map((row) => viewOf(row, checked.optFields)),
             meta: {
               ...responseMeta(ctx.requestId),
               total: page.total,
@@ -94,7 +114,7 @@ export function taskRoutes(deps: TaskDeps): Route[] {
         };
       },
     }),
-    defineRoute<{ gid: string }, unknown, unknown>({
+    defineRoute<{ gid: string }, unknown, unknown, { optFields: OptField[] }>({
       method: 'get',
       path: '/api/v1/tasks/:gid',
       operationId: 'getTask',
@@ -102,11 +122,17 @@ export function taskRoutes(deps: TaskDeps): Route[] {
       tags: ['tasks'],
       scope: 'workflows:read',
       params: gidParams,
+      query: taskQuery,
+      checks: ({ query }) => ({ optFields: () => parseOptFields(query.opt_fields) }),
       successStatus: 200,
       response: envelope(taskRecord),
-      async handle({ params, ctx }) {
-        const task = await getTask(deps, params.gid, ctx.principal);
-        return { body: single(toTaskView(task), ctx.requestId) };
+      etag: 'read',
+      async handle({ params, checked, ctx }) {
+        const task = await getTask(deps.db, params.gid, ctx.principal);
+        return {
+          body: single(viewOf(task, checked.optFields), ctx.requestId),
+          headers: { ETag: taskEtag(task) },
+        };
       },
     }),
     defineRoute<{ gid: string }, unknown, UpdateTaskInput>({
@@ -120,10 +146,20 @@ export function taskRoutes(deps: TaskDeps): Route[] {
       body: updateTaskBody,
       successStatus: 200,
       response: envelope(taskRecord),
-      async handle({ params, body, ctx }) {
-        const respond = (task: TaskRow) => ({ body: single(toTaskView(task), ctx.requestId) });
-        const beforeCommit = ctx.recordResponse(respond);
-        return respond(await updateTask(deps, params.gid, body, ctx.principal, { beforeCommit }));
+      etag: 'write',
+      write: true,
+      async handle({ params, body, ctx, uow }) {
+        const ifMatch = parseIfMatch(ctx.headers['if-match']);
+        const task = await updateTask(
+          uow.trx,
+          params.gid,
+          body,
+          ctx.principal,
+          deps.now(),
+          ifMatch,
+        );
+        uow.afterCommit(deps.wakeProjector);
+        return { body: single(toTaskView(task), ctx.requestId), headers: { ETag: taskEtag(task) } };
       },
     }),
     defineRoute<{ gid: string }, unknown, unknown>({
@@ -135,12 +171,13 @@ export function taskRoutes(deps: TaskDeps): Route[] {
       scope: 'workflows:write',
       params: gidParams,
       successStatus: 204,
-      async handle({ params, ctx }) {
-        const respond = () => ({});
-        await deleteTask(deps, params.gid, ctx.principal, {
-          beforeCommit: ctx.recordResponse(respond),
-        });
-        return respond();
+      etag: 'write',
+      write: true,
+      async handle({ params, ctx, uow }) {
+        const ifMatch = parseIfMatch(ctx.headers['if-match']);
+        await deleteTask(uow.trx, params.gid, ctx.principal, deps.now(), ifMatch);
+        uow.afterCommit(deps.wakeProjector);
+        return {};
       },
     }),
   ];

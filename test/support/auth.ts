@@ -1,7 +1,6 @@
 import type { Cairn } from '../../apps/server/cairn.ts';
-import type { TokenKind } from '../../libs/auth/principal.ts';
+import type { Scope, TokenKind } from '../../libs/auth/principal.ts';
 import { issueToken } from '../../libs/auth/token.service.ts';
-import type { Scope } from '../../libs/platform/route.ts';
 
 export const ALL_SCOPES: Scope[] = [
   'workflows:read',

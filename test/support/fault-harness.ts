@@ -10,7 +10,7 @@ import { openPostgres, type Postgres } from '../../libs/storage/postgres.ts';
 import { migratePostgres } from '../../libs/storage/postgres-migrations.ts';
 import { appendFacts } from '../../libs/tasks/outbox.repository.ts';
 import { tempDir, uniqueName, waitFor } from './engines.ts';
-import { factFor, projectionTotals } from './projection-invariants.ts';
+import { expectRollupsMatchFacts, factFor, projectionTotals } from './projection-invariants.ts';
 
 export const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
@@ -116,6 +116,7 @@ export async function expectEveryFactOnce(rig: FaultRig): Promise<void> {
     distinct: totals.outbox,
   });
   expect(totals.clickhouse).toEqual(totals.postgres);
+  await expectRollupsMatchFacts(rig.ch.client);
 }
 
 /** Facts in ClickHouse right now (any state). */

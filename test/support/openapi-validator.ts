@@ -9,6 +9,7 @@ const pointer = (...parts: string[]) =>
 /**
  * Checks live responses against an OpenAPI 3.1 document: the response's status must be
  * documented for the operation, its media type listed, its body valid against that schema
+ * (and, for a `+json` type, against the `application/json` entry too)
  * (component `$ref`s resolved inside the document), and documented headers well-formed.
  */
 export function openApiValidator(doc: any) {
@@ -44,16 +45,23 @@ export function openApiValidator(doc: any) {
     );
     const contentType = (res.headers.get('content-type') ?? '').split(';')[0] ?? '';
     if (response.content) {
-      if (!response.content[contentType]) {
+      // A `+json` type may be matched to the `application/json` entry, as Prism and other
+      // `+json`-aware validators do: the body must hold under every entry one could pick.
+      const candidates = [contentType];
+      if (/^application\/[^;]+\+json$/.test(contentType)) candidates.push('application/json');
+      const listed = candidates.filter((type) => response.content[type]);
+      if (listed.length === 0) {
         throw new Error(`${method} ${template} ${status}: ${contentType} is not documented`);
       }
-      const at = `${DOC_ID}#${base}${pointer('content', contentType, 'schema')}`;
-      const validate = ajv.getSchema(at) ?? ajv.compile({ $ref: at });
-      const body = contentType.endsWith('json') ? res.body : res.text;
-      if (!validate(body)) {
-        throw new Error(
-          `${method} ${template} ${status} body does not match: ${ajv.errorsText(validate.errors)}\n${res.text.slice(0, 500)}`,
-        );
+      for (const type of listed) {
+        const at = `${DOC_ID}#${base}${pointer('content', type, 'schema')}`;
+        const validate = ajv.getSchema(at) ?? ajv.compile({ $ref: at });
+        const body = contentType.endsWith('json') ? res.body : res.text;
+        if (!validate(body)) {
+          throw new Error(
+            `${method} ${template} ${status} body does not match its ${type} schema: ${ajv.errorsText(validate.errors)}\n${res.text.slice(0, 500)}`,
+          );
+        }
       }
     } else if (res.text !== '') {
       throw new Error(`${method} ${template} ${status} should have no body`);

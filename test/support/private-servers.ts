@@ -25,6 +25,10 @@ function exited(child: ChildProcess): Promise<void> {
 
 export interface PrivateServer {
   url: string;
+  /** Freezes every process of the server (SIGSTOP): connections stay open, nothing answers. */
+  pause?(): Promise<void>;
+  /** Thaws what pause froze. */
+  resume?(): Promise<void>;
   /** Kills the server at once (SIGKILL for Redis, immediate shutdown for Postgres). */
   kill(): Promise<void>;
   /** Starts it again on the same port. */
@@ -79,8 +83,31 @@ export async function privatePostgres(): Promise<PrivateServer> {
     run('runuser', ['-u', 'postgres', '--', path.join(bin, command), ...args]);
   await asPostgres('initdb', ['-D', data, '--auth=trust', '-U', 'postgres', '-N']);
   const url = `postgres://postgres@127.0.0.1:${port}/postgres`;
+  // The postmaster and its children (backends, checkpointer, …), all started by this server.
+  const processes = async (): Promise<number[]> => {
+    const postmaster = Number(
+      (await fs.readFile(path.join(data, 'postmaster.pid'), 'utf8')).split('\n')[0],
+    );
+    const { stdout } = await run('ps', ['-o', 'pid=', '--ppid', String(postmaster)]);
+    return [
+      postmaster,
+      ...stdout
+        .split('\n')
+        .filter((line) => line.trim())
+        .map(Number),
+    ];
+  };
+  let paused: number[] = [];
   const server: PrivateServer = {
     url,
+    async pause() {
+      paused = await processes();
+      for (const pid of paused) process.kill(pid, 'SIGSTOP');
+    },
+    async resume() {
+      for (const pid of paused) process.kill(pid, 'SIGCONT');
+      paused = [];
+    },
     async start() {
       const options = `-p ${port} -c listen_addresses=127.0.0.1 -c unix_socket_directories=${root} -c fsync=off`;
       await asPostgres('pg_ctl', ['-D', data, '-o', options, '-w', 'start', '-l', `${root}/log`]);

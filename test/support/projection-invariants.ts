@@ -1,5 +1,7 @@
 import type { ClickHouseClient } from '@clickhouse/client';
 import { sql } from 'kysely';
+import { expect } from 'vitest';
+import { ROLLUPS } from '../../libs/analytics/rollups.ts';
 import type { Db } from '../../libs/storage/database.ts';
 import type { Fact } from '../../libs/tasks/outbox.repository.ts';
 
@@ -53,3 +55,52 @@ export const factFor = (business: string, gid: string, at = new Date()): Fact =>
     task_created_at: at.toISOString(),
   },
 });
+
+/**
+ * Each rollup as it is, and as its view's own SELECT computes it over the facts now in
+ * ClickHouse, both reduced to one row per key: a lost, doubled or stray fact shows as a
+ * difference. Cycle-time sums are rounded (addition order differs); everything else is exact.
+ */
+export async function rollupsVersusFacts(
+  ch: ClickHouseClient,
+): Promise<Record<string, { rollup: unknown[]; facts: unknown[] }>> {
+  const out: Record<string, { rollup: unknown[]; facts: unknown[] }> = {};
+  for (const rollup of ROLLUPS) {
+    const viewResult = await ch.query({
+      query:
+        'SELECT as_select FROM system.tables WHERE database = currentDatabase() AND name = {name:String}',
+      query_params: { name: `${rollup.table}_mv` },
+      format: 'JSONEachRow',
+    });
+    const [view] = await viewResult.json<{ as_select: string }>();
+    if (!view) throw new Error(`no view feeds ${rollup.table}`);
+    const labels = rollup.labels.filter((l) => l !== 'business');
+    const keys = ['business', 'second', ...labels].join(', ');
+    const reduce = (
+      source: string,
+      // The view yields DateTime64 slots, the table DateTime: compare them as seconds.
+    ) => `SELECT ${['business', 'toUnixTimestamp(slot) AS second', ...labels].join(', ')},
+        sum(facts) AS n_facts, sum(created) AS n_created,
+        sum(completed) AS n_completed, sum(cancelled) AS n_cancelled,
+        sum(dependencies_added) AS added, sum(dependencies_removed) AS removed,
+        round(sum(cycle_hours_sum), 6) AS cycle_sum, quantileExactInclusiveMerge(0.5)(cycle_hours) AS p50,
+        uniqExactMerge(assignees) AS n_assignees, sum(open_change) AS open, sumMap(due_change) AS due
+      FROM ${source} GROUP BY ${keys}
+      HAVING n_facts != 0 OR open != 0 OR notEmpty(due.1) ORDER BY ${keys}`;
+    const read = async (source: string) =>
+      (await ch.query({ query: reduce(source), format: 'JSONEachRow' })).json();
+    out[rollup.table] = {
+      rollup: await read(rollup.table),
+      facts: await read(`(${view.as_select})`),
+    };
+  }
+  return out;
+}
+
+/** Every rollup holds exactly what its view makes of the facts (and holds something). */
+export async function expectRollupsMatchFacts(ch: ClickHouseClient): Promise<void> {
+  for (const [table, { rollup, facts }] of Object.entries(await rollupsVersusFacts(ch))) {
+    expect(facts.length, table).toBeGreaterThan(0);
+    expect(rollup, table).toEqual(facts);
+  }
+}

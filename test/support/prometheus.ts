@@ -1,3 +1,5 @@
+import { spawnSync } from 'node:child_process';
+
 export interface Sample {
   name: string;
   labels: Record<string, string>;
@@ -29,4 +31,11 @@ export function sampleValue(
   );
   if (hits.length === 0) throw new Error(`no sample ${name} ${JSON.stringify(labels)}`);
   return hits.reduce((sum, s) => sum + s.value, 0);
+}
+
+/** Runs `promtool check metrics` (Debian's prometheus package) over a scrape; returns its complaints. */
+export function promtoolCheck(text: string): string {
+  const run = spawnSync('promtool', ['check', 'metrics'], { input: text, encoding: 'utf8' });
+  if (run.error) throw new Error(`promtool: ${run.error.message} (apt-get install prometheus)`);
+  return `${run.stdout}${run.stderr}`.trim();
 }

@@ -6,6 +6,8 @@ export interface ServerProcess {
   url: string;
   child: ChildProcess;
   stdout(): string;
+  /** The server's words to its operator (the banner), when stdout is not a terminal. */
+  stderr(): string;
   /** Resolves with the exit code (null when killed by a signal) and the signal. */
   exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
 }
@@ -30,7 +32,8 @@ export async function spawnServer(env: Record<string, string>): Promise<ServerPr
   );
   await new Promise<void>((resolve, reject) => {
     const timer = setInterval(() => {
-      if (out.includes('is serving on')) {
+      // The banner is on stderr when stdout is not a terminal (stdout then carries JSON logs).
+      if (`${out}${err}`.includes('is serving on')) {
         clearInterval(timer);
         resolve();
       }
@@ -40,5 +43,5 @@ export async function spawnServer(env: Record<string, string>): Promise<ServerPr
       reject(new Error(`server exited (${code}) before serving: ${err}`));
     });
   });
-  return { url: `http://127.0.0.1:${port}`, child, stdout: () => out, exited };
+  return { url: `http://127.0.0.1:${port}`, child, stdout: () => out, stderr: () => err, exited };
 }

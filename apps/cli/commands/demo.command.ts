@@ -3,7 +3,11 @@ import { SingleBar } from 'cli-progress';
 import type { Command } from 'commander';
 import { loadConfig } from '../../../libs/config/config.ts';
 import { generateFacts } from '../../../libs/demo/fact-generator.ts';
+import { RollupBuilds, rollupsNeedingBackfill } from '../../../libs/projection/rollup-builds.ts';
+import { advanceWatermark } from '../../../libs/projection/watermark.ts';
 import { migrateClickHouse, openClickHouse } from '../../../libs/storage/clickhouse.ts';
+import { openPostgres } from '../../../libs/storage/postgres.ts';
+import { migratePostgres } from '../../../libs/storage/postgres-migrations.ts';
 
 const wholeNumber = (value: string): number => {
   if (!/^\d+$/.test(value)) throw new Error(`expected a whole number, got "${value}"`);
@@ -23,9 +27,14 @@ export function registerDemo(program: Command): void {
       const config = loadConfig();
       const clickhouse = await openClickHouse({
         url: config.clickhouseUrl,
-        dataDir: path.join(config.dataDir, 'ch'),
+        dataDir: config.dataPaths.clickhouse,
       });
       await migrateClickHouse(clickhouse.client);
+      // Rollups complete before the load (facts empty) stay complete: the views fill them as
+      // facts arrive. Rollups still waiting for a backfill over older facts keep waiting.
+      const builds = await new RollupBuilds(clickhouse.client).start();
+      await rollupsNeedingBackfill(builds);
+      await builds.close();
       const bar = new SingleBar({
         format: 'facts [{bar}] {percentage}% | {value}/{total} | {duration}s',
       });
@@ -38,6 +47,17 @@ export function registerDemo(program: Command): void {
         onProgress: (written) => bar.update(written),
       });
       bar.stop();
+      // Cached answers computed before these facts must not be served again.
+      const postgres = await openPostgres({
+        url: config.databaseUrl,
+        dataDir: path.join(config.dataDir, 'pg'),
+      });
+      try {
+        await migratePostgres(postgres.db);
+        await advanceWatermark(postgres.db);
+      } finally {
+        await postgres.close();
+      }
       process.stdout.write(
         `Loaded ${options.facts} facts into ClickHouse (${clickhouse.kind}) for businesses biz-0…biz-${options.businesses - 1}.\n`,
       );

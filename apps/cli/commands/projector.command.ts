@@ -2,7 +2,22 @@ import cliProgress from 'cli-progress';
 import type { Command } from 'commander';
 import { loadConfig } from '../../../libs/config/config.ts';
 import { rebuildFacts } from '../../../libs/projection/rebuild.ts';
+import { backfillRollups } from '../../../libs/projection/rollup-backfill.ts';
+import { RollupBuilds } from '../../../libs/projection/rollup-builds.ts';
 import { openEngines } from '../../../libs/storage/engines.ts';
+
+/** Progress on stderr, so stdout stays the one-line summary scripts can read. */
+const progressBar = (label: string, unit: string) =>
+  new cliProgress.SingleBar(
+    {
+      format: `${label} [{bar}] {percentage}% | {value}/{total} ${unit} | {eta_formatted} left`,
+      stream: process.stderr,
+      // Piped (CI, logs): a line every few seconds instead of nothing at all.
+      noTTYOutput: true,
+      notTTYSchedule: 5_000,
+    },
+    cliProgress.Presets.shades_classic,
+  );
 
 export function registerProjector(program: Command): void {
   const projector = program
@@ -21,17 +36,8 @@ export function registerProjector(program: Command): void {
         throw new Error('--batch-size must be a positive whole number');
       }
       const engines = await openEngines(loadConfig());
-      // Progress goes to stderr so stdout stays the one-line summary scripts can read.
-      const bar = new cliProgress.SingleBar(
-        {
-          format: 'rebuild [{bar}] {percentage}% | {value}/{total} facts | {eta_formatted} left',
-          stream: process.stderr,
-          // Piped (CI, logs): a line every few seconds instead of nothing at all.
-          noTTYOutput: true,
-          notTTYSchedule: 5_000,
-        },
-        cliProgress.Presets.shades_classic,
-      );
+      const bar = progressBar('rebuild', 'facts');
+      const rollupBar = progressBar('rollups', 'facts');
       const started = performance.now();
       try {
         bar.start(0, 0);
@@ -43,14 +49,57 @@ export function registerProjector(program: Command): void {
             bar.setTotal(total);
             bar.update(projected);
           },
+          onRollupProgress: ({ done, total }) => {
+            if (done === 0) {
+              bar.stop();
+              rollupBar.start(total, 0);
+            }
+            rollupBar.update(done);
+          },
         });
         bar.stop();
+        rollupBar.stop();
         const seconds = (performance.now() - started) / 1000;
         process.stdout.write(
           `Rebuilt facts: ${facts} facts re-projected in ${seconds.toFixed(1)} s and swapped in.\n`,
         );
       } finally {
         bar.stop();
+        rollupBar.stop();
+        await engines.close();
+      }
+    });
+  projector
+    .command('backfill-rollups')
+    .description(
+      'Fill the rollups from the facts already in ClickHouse (after an upgrade that added them, ' +
+        'or facts loaded by hand). Queries answer from facts until it completes; the projector ' +
+        'keeps running. A server started with CAIRN_ROLE=all does this by itself at start-up.',
+    )
+    .action(async () => {
+      const engines = await openEngines(loadConfig());
+      const builds = await new RollupBuilds(engines.clickhouse.client).start();
+      const bar = progressBar('rollups', 'facts');
+      const started = performance.now();
+      try {
+        bar.start(0, 0);
+        const { facts } = await backfillRollups({
+          db: engines.postgres.db,
+          clickhouse: engines.clickhouse.client,
+          builds,
+          onProgress: ({ done, total }) => {
+            bar.setTotal(total);
+            bar.update(done);
+          },
+        });
+        bar.stop();
+        const seconds = (performance.now() - started) / 1000;
+        process.stdout.write(
+          `Backfilled rollups from ${facts} facts in ${seconds.toFixed(1)} s; queries use them now.\n`,
+        );
+      } finally {
+        bar.stop();
+        await builds.close();
         await engines.close();
       }
     });

@@ -1,33 +1,19 @@
-import path from 'node:path';
 import type { Command } from 'commander';
 import type { TokenKind } from '../../../libs/auth/principal.ts';
-import { listTokens, revokeToken } from '../../../libs/auth/token.repository.ts';
 import { createTokenBody } from '../../../libs/auth/token.schemas.ts';
-import { issueToken, type NewTokenInput, toTokenView } from '../../../libs/auth/token.service.ts';
+import type { NewTokenInput } from '../../../libs/auth/token.service.ts';
 import { loadConfig } from '../../../libs/config/config.ts';
-import { ValidationError } from '../../../libs/platform/errors.ts';
-import { validate } from '../../../libs/platform/validation.ts';
-import { openPostgres, type Postgres } from '../../../libs/storage/postgres.ts';
-import { migratePostgres } from '../../../libs/storage/postgres-migrations.ts';
+import { ValidationError } from '../../../libs/http/errors.ts';
+import { validate } from '../../../libs/http/validation.ts';
+import { type TokenBackend, withTokenBackend } from './token-backends.ts';
 
 /**
  * Token management without the HTTP API or the master key: whoever can read the configuration
- * (DATABASE_URL, or DATA_DIR for the embedded engine) already holds the keys to the data.
- * Only Postgres is opened; embedded PGlite refuses while a server holds the same DATA_DIR.
+ * (DATABASE_URL, or DATA_DIR for the embedded engine) already holds the keys to the data. While
+ * an embedded server holds DATA_DIR, the commands go through it (see token-backends.ts).
  */
-async function withPostgres<T>(work: (pg: Postgres) => Promise<T>): Promise<T> {
-  const config = loadConfig();
-  const pg = await openPostgres({
-    url: config.databaseUrl,
-    dataDir: path.join(config.dataDir, 'pg'),
-  });
-  try {
-    await migratePostgres(pg.db);
-    return await work(pg);
-  } finally {
-    await pg.close();
-  }
-}
+const withTokens = <T>(work: (backend: TokenBackend) => Promise<T>) =>
+  withTokenBackend(loadConfig(), work);
 
 const collect = (value: string, previous: string[]) => [...previous, value];
 
@@ -63,7 +49,7 @@ export function registerTokens(program: Command): void {
         const lines = error.issues.map((issue) => `${issue.loc.slice(1).join('.')}: ${issue.msg}`);
         throw new Error(`invalid token request:\n  ${lines.join('\n  ')}`);
       }
-      const issued = await withPostgres((pg) => issueToken(pg.db, request, new Date()));
+      const issued = await withTokens((tokens) => tokens.create(request));
       process.stdout.write(
         `Created ${issued.id} (${issued.kind}; scopes ${issued.scopes.join(', ')}; businesses ${issued.businesses.join(', ')}; expires ${issued.expires_at ?? 'never'}).\n` +
           'Token (shown only now; keep it secret):\n' +
@@ -75,12 +61,10 @@ export function registerTokens(program: Command): void {
     .command('list')
     .description('List tokens (never their secrets).')
     .action(async () => {
-      const rows = await withPostgres((pg) => listTokens(pg.db));
-      for (const row of rows) {
-        const view = toTokenView(row);
-        const state = row.revoked_at ? 'revoked' : 'active';
+      const rows = await withTokens((tokens) => tokens.list());
+      for (const view of rows) {
         process.stdout.write(
-          `${view.id}  ${state}  ${view.kind}  ${view.name}  scopes=${view.scopes.join(',')}  businesses=${view.businesses.join(',')}  expires=${view.expires_at ?? 'never'}\n`,
+          `${view.id}  ${view.state}  ${view.kind}  ${view.name}  scopes=${view.scopes.join(',')}  businesses=${view.businesses.join(',')}  expires=${view.expires_at ?? 'never'}\n`,
         );
       }
       if (rows.length === 0) process.stdout.write('No tokens.\n');
@@ -91,7 +75,7 @@ export function registerTokens(program: Command): void {
     .description('Revoke a token at once.')
     .argument('<id>', 'the token id (tok_…), as printed by create or list')
     .action(async (id: string) => {
-      const revoked = await withPostgres((pg) => revokeToken(pg.db, id, new Date()));
+      const revoked = await withTokens((tokens) => tokens.revoke(id));
       if (!revoked) throw new Error(`token ${id} does not exist or is already revoked`);
       process.stdout.write(`Revoked ${id}.\n`);
     });

@@ -1,0 +1,64 @@
+// `npm run cycles`: fails when the import graph has a cycle between files or between the
+// folders of libs/, or when the HTTP kernel (libs/http) imports anything outside itself.
+
+import madge from 'madge';
+
+const result = await madge(['apps', 'libs', 'bench', 'test'], {
+  fileExtensions: ['ts'],
+  tsConfig: 'tsconfig.json',
+});
+const graph = result.obj();
+const problems = [];
+
+const folderOf = (file) =>
+  file.startsWith('libs/') ? file.split('/').slice(0, 2).join('/') : null;
+const folders = new Map();
+for (const [file, imports] of Object.entries(graph)) {
+  const from = folderOf(file);
+  for (const target of imports) {
+    const to = folderOf(target);
+    if (from === 'libs/http' && to !== 'libs/http') {
+      problems.push(`libs/http imports from outside the kernel: ${file} → ${target}`);
+    }
+    if (!from || !to || from === to) continue;
+    if (!folders.has(from)) folders.set(from, new Map());
+    if (!folders.get(from).has(to)) folders.get(from).set(to, `${file} → ${target}`);
+  }
+}
+
+/** Every elementary cycle between folders (a handful of nodes), each reported once. */
+function cycles(edges) {
+  const found = new Map();
+  const walk = (node, trail) => {
+    for (const next of edges.get(node) ?? []) {
+      const at = trail.indexOf(next);
+      if (at >= 0) {
+        const loop = trail.slice(at);
+        const start = loop.indexOf([...loop].sort()[0]);
+        const key = [...loop.slice(start), ...loop.slice(0, start)].join(' → ');
+        found.set(key, loop);
+      } else walk(next, [...trail, next]);
+    }
+  };
+  for (const node of edges.keys()) walk(node, [node]);
+  return [...found.keys()];
+}
+
+for (const loop of result.circular()) problems.push(`file cycle: ${loop.join(' → ')}`);
+const folderEdges = new Map([...folders].map(([from, to]) => [from, [...to.keys()]]));
+for (const loop of cycles(folderEdges)) {
+  const hops = loop.split(' → ');
+  const witnesses = hops.map((from, i) => folders.get(from).get(hops[(i + 1) % hops.length]));
+  problems.push(`folder cycle: ${loop}\n    ${witnesses.join('\n    ')}`);
+}
+
+const files = Object.keys(graph).length;
+if (problems.length > 0) {
+  console.error(
+    `${problems.length} import problem(s) in ${files} files:\n  ${problems.join('\n  ')}`,
+  );
+  process.exit(1);
+}
+console.log(
+  `${files} files: no import cycle between files or folders; libs/http imports only itself`,
+);

@@ -1,0 +1,103 @@
+import fs from 'node:fs/promises';
+import path from 'node:path';
+import { MASTER_KEY_FILE } from '../../../libs/auth/master-key.ts';
+import { listTokens, revokeToken } from '../../../libs/auth/token.repository.ts';
+import {
+  type IssuedToken,
+  issueToken,
+  type NewTokenInput,
+  toListedToken,
+} from '../../../libs/auth/token.service.ts';
+import type { Config } from '../../../libs/config/config.ts';
+import { DataDirInUseError } from '../../../libs/storage/pglite-lock.ts';
+import { openPostgres } from '../../../libs/storage/postgres.ts';
+import { migratePostgres } from '../../../libs/storage/postgres-migrations.ts';
+import { findRunningServer } from '../../../libs/storage/running-server.ts';
+
+export type ListedToken = ReturnType<typeof toListedToken>;
+
+/** What the tokens commands need, whether straight from Postgres or through a running server. */
+export interface TokenBackend {
+  create(input: NewTokenInput): Promise<IssuedToken>;
+  list(): Promise<ListedToken[]>;
+  /** False when there is no such active token. */
+  revoke(id: string): Promise<boolean>;
+}
+
+/**
+ * Straight to Postgres when it can be opened. An embedded database held by a running server
+ * cannot (PGlite allows one process), so the work goes through that server's token endpoints
+ * with the master key kept beside the data.
+ */
+export async function withTokenBackend<T>(
+  config: Config,
+  work: (backend: TokenBackend) => Promise<T>,
+): Promise<T> {
+  let pg: Awaited<ReturnType<typeof openPostgres>>;
+  try {
+    pg = await openPostgres({ url: config.databaseUrl, dataDir: config.dataPaths.postgres });
+  } catch (error) {
+    if (!(error instanceof DataDirInUseError)) throw error;
+    const server = await findRunningServer(config.dataDir, error.owner);
+    if (!server) throw error;
+    return work(await httpBackend(config, server.url));
+  }
+  try {
+    await migratePostgres(pg.db);
+    const db = pg.db;
+    return await work({
+      create: (input) => issueToken(db, input, new Date()),
+      list: async () => (await listTokens(db)).map((row) => toListedToken(row, new Date())),
+      revoke: (id) => revokeToken(db, id, new Date()),
+    });
+  } finally {
+    await pg.close();
+  }
+}
+
+async function httpBackend(config: Config, url: string): Promise<TokenBackend> {
+  const masterKey =
+    config.masterKey ??
+    (await fs.readFile(path.join(config.dataDir, MASTER_KEY_FILE), 'utf8')).trim();
+  const call = async (method: string, route: string, body?: unknown) => {
+    const response = await fetch(`${url}${route}`, {
+      method,
+      headers: {
+        Authorization: `Bearer ${masterKey}`,
+        ...(body === undefined ? {} : { 'Content-Type': 'application/json' }),
+      },
+      body: body === undefined ? undefined : JSON.stringify(body),
+    }).catch((error: Error) => {
+      throw new Error(
+        `the Cairn server at ${url} holds this DATA_DIR but does not answer (${error.message})`,
+      );
+    });
+    const text = await response.text();
+    const parsed = text ? JSON.parse(text) : undefined;
+    return { status: response.status, body: parsed };
+  };
+  const failed = (answer: { status: number; body?: { detail?: unknown } }) =>
+    new Error(`the server at ${url} answered ${answer.status}: ${answer.body?.detail ?? ''}`);
+  return {
+    async create(input) {
+      const answer = await call('POST', '/api/v1/tokens', input);
+      if (answer.status !== 201) throw failed(answer);
+      return answer.body.data as IssuedToken;
+    },
+    async list() {
+      const tokens: ListedToken[] = [];
+      for (let page = 1; ; page += 1) {
+        const answer = await call('GET', `/api/v1/tokens?page=${page}&per_page=100`);
+        if (answer.status !== 200) throw failed(answer);
+        tokens.push(...answer.body.data);
+        if (page >= answer.body.meta.total_pages) return tokens;
+      }
+    },
+    async revoke(id) {
+      const answer = await call('DELETE', `/api/v1/tokens/${encodeURIComponent(id)}`);
+      if (answer.status === 404) return false;
+      if (answer.status !== 204) throw failed(answer);
+      return true;
+    },
+  };
+}

@@ -1,0 +1,76 @@
+const integer = new Intl.NumberFormat(undefined, { maximumFractionDigits: 0 });
+const decimal = new Intl.NumberFormat(undefined, { maximumFractionDigits: 2 });
+const percent = new Intl.NumberFormat(undefined, { style: 'percent', maximumFractionDigits: 1 });
+const signedPercent = new Intl.NumberFormat(undefined, {
+  style: 'percent',
+  maximumFractionDigits: 1,
+  signDisplay: 'exceptZero',
+});
+
+export const NONE_LABEL = '(none)';
+
+/** A metric value as a person reads it: ratios as percentages, null as a dash. */
+export function formatValue(value, column) {
+  if (value === null || value === undefined) return '—';
+  if (typeof value !== 'number') return String(value);
+  if (column?.unit === 'ratio') return percent.format(value);
+  return column?.type === 'integer' ? integer.format(value) : decimal.format(value);
+}
+
+/** An axis tick: like a value, but never rounded to a neighbour's label. */
+export const formatTick = (value, column) =>
+  column?.unit === 'ratio' ? percent.format(value) : decimal.format(value);
+
+export const formatChange = (value) =>
+  value === null || value === undefined ? '—' : signedPercent.format(value);
+
+export const formatLabel = (value) => (value === null ? NONE_LABEL : String(value));
+
+export function formatDuration(ms) {
+  if (ms < 1000) return `${Math.round(ms)} ms`;
+  const seconds = ms / 1000;
+  if (seconds < 120) return `${Math.round(seconds)} s`;
+  const minutes = seconds / 60;
+  return minutes < 120 ? `${Math.round(minutes)} min` : `${Math.round(minutes / 60)} h`;
+}
+
+const WALL_CLOCK =
+  /^(\d{4})-(\d{2})-(\d{2})(?:[T ](\d{2}):(\d{2})(?::(\d{2})(?:\.\d+)?)?)?(Z|[+-]\d{2}:?\d{2})?$/;
+
+/**
+ * A bucket label (`2026-11-22`, `2026-11-22T13:00:00+01:00`) as Unix seconds of its wall-clock
+ * time read as UTC, its offset set aside: charts then show the labels exactly as the query's
+ * time zone wrote them.
+ */
+export function wallClockSeconds(label) {
+  const match = WALL_CLOCK.exec(String(label));
+  if (!match) return null;
+  const [, y, mo, d, h = '0', mi = '0', s = '0'] = match;
+  return Date.UTC(+y, +mo - 1, +d, +h, +mi, +s) / 1000;
+}
+
+/** An instant (or a wall-clock label) as wall-clock Unix seconds in `timeZone`. */
+export function instantAsWallClock(value, timeZone) {
+  // A date alone is already a wall-clock day; anything with a time is an instant.
+  if (/^\d{4}-\d{2}-\d{2}$/.test(String(value))) return wallClockSeconds(value);
+  const instant = new Date(value);
+  if (Number.isNaN(instant.getTime())) return null;
+  const parts = Object.fromEntries(
+    new Intl.DateTimeFormat('en-CA', {
+      timeZone,
+      hourCycle: 'h23',
+      year: 'numeric',
+      month: '2-digit',
+      day: '2-digit',
+      hour: '2-digit',
+      minute: '2-digit',
+      second: '2-digit',
+    })
+      .formatToParts(instant)
+      .map((part) => [part.type, part.value]),
+  );
+  return (
+    Date.UTC(+parts.year, +parts.month - 1, +parts.day, +parts.hour, +parts.minute, +parts.second) /
+    1000
+  );
+}

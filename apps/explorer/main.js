@@ -1,0 +1,256 @@
+import { ApiError, api, curlFor, token } from './api.js';
+import { createDependents } from './dependents.js';
+import { byId, el, say } from './dom.js';
+import { clearIssues, showIssues } from './field-errors.js';
+import { createQueryForm } from './query-form.js';
+import { describeResult } from './result-model.js';
+import { renderMetadata, renderWarnings } from './result-notes.js';
+import { drawChart } from './results-chart.js';
+import { renderTable } from './results-table.js';
+
+const ui = {
+  tokenForm: byId('token-form'),
+  tokenInput: byId('token'),
+  tokenError: byId('token-error'),
+  whoami: byId('whoami'),
+  queryForm: byId('query-form'),
+  queryError: byId('query-error'),
+  results: byId('results'),
+  status: byId('status'),
+  problem: byId('problem'),
+  warnings: byId('warnings'),
+  chartControls: byId('chart-controls'),
+  chartMetric: byId('chart-metric'),
+  chart: byId('chart'),
+  chartCanvas: byId('chart-canvas'),
+  chartCaption: byId('chart-caption'),
+  tableWrap: byId('table-wrap'),
+  table: byId('table'),
+  metadata: byId('metadata'),
+  metadataList: byId('metadata-list'),
+};
+
+let form = null;
+let catalog = null;
+let lastBody = null;
+let lastResult = null;
+let chart = null;
+
+const urlState = () => {
+  const params = new URLSearchParams(location.search);
+  let body = null;
+  try {
+    body = params.has('q') ? JSON.parse(params.get('q')) : null;
+  } catch {
+    body = null;
+  }
+  return { body, task: params.get('task') };
+};
+
+/** `/explore?q=<query>&task=<gid>`: shareable, and never the token. */
+function urlFor({ body, task }) {
+  const params = new URLSearchParams();
+  if (body) params.set('q', JSON.stringify(body));
+  if (task) params.set('task', task);
+  const search = params.toString();
+  return `${location.pathname}${search ? `?${search}` : ''}`;
+}
+
+async function identify() {
+  say(ui.tokenError, '');
+  ui.tokenInput.removeAttribute('aria-invalid');
+  try {
+    const self = (await api('GET', '/api/v1/tokens/self')).data;
+    const expiry = self.expires_at
+      ? `expires ${new Date(self.expires_at).toLocaleDateString()}`
+      : 'never expires';
+    say(
+      ui.whoami,
+      `Using “${self.name}” (${self.kind.replace('_', ' ')}, ${self.rate_limit.limit} requests a minute, ${expiry}): ${self.scopes.join(', ')} on ${self.businesses.join(', ')}.`,
+    );
+    ui.whoami.hidden = false;
+    await prepareForm(self.businesses);
+  } catch (err) {
+    say(ui.tokenError, err.message);
+    ui.tokenInput.setAttribute('aria-invalid', 'true');
+    if (err instanceof ApiError && err.status === 401) token.clear();
+  }
+}
+
+async function prepareForm(businesses) {
+  if (!form) {
+    const [answer, openapi] = await Promise.all([
+      api('GET', '/api/v1/query/catalog'),
+      fetch('/openapi.json').then((res) => res.json()),
+    ]);
+    catalog = answer.data;
+    const members =
+      openapi.paths['/api/v1/query']?.post?.requestBody?.content?.['application/json']?.schema
+        ?.properties ?? {};
+    form = createQueryForm({ catalog, members });
+  }
+  form.setBusinesses(businesses);
+  const { body, task } = urlState();
+  form.write(body ?? {});
+  if (body) run(body);
+  if (task) dependents.start(task);
+}
+
+async function run(body) {
+  lastBody = body;
+  clearIssues(ui.queryForm);
+  say(ui.queryError, '');
+  say(ui.problem, '');
+  ui.results.setAttribute('aria-busy', 'true');
+  ui.results.dataset.state = 'running';
+  say(ui.status, 'Running…');
+  const started = performance.now();
+  try {
+    const response = await api('POST', '/api/v1/query', body);
+    const elapsed = performance.now() - started;
+    showResult(describeResult(response, catalog), elapsed);
+    ui.results.dataset.state = 'done';
+    ui.results.dataset.runMs = String(Math.round(elapsed));
+  } catch (err) {
+    ui.results.dataset.state = 'failed';
+    clearResult();
+    if (err instanceof ApiError && err.issues.length > 0) {
+      showIssues(err.issues, form.fieldFor, ui.queryError);
+      say(ui.status, 'The server refused the query; see the marked fields.');
+    } else {
+      say(ui.problem, err.message);
+      say(ui.status, 'The query failed.');
+    }
+  } finally {
+    ui.results.setAttribute('aria-busy', 'false');
+  }
+}
+
+function showResult(result, elapsed) {
+  lastResult = result;
+  const { metadata } = result;
+  const rows = metadata.row_count ?? result.rows.length;
+  say(ui.status, `${rows} row${rows === 1 ? '' : 's'} in ${Math.round(elapsed)} ms.`);
+  renderWarnings(ui.warnings, result.warnings);
+  const current = ui.chartMetric.value;
+  ui.chartMetric.replaceChildren(
+    ...result.metrics.map((m) => el('option', { value: m.name }, m.name)),
+  );
+  if (result.metrics.some((m) => m.name === current)) ui.chartMetric.value = current;
+  ui.chartControls.hidden = result.metrics.length < 2;
+  redraw();
+  renderTable(ui.table, result, {
+    linkFor,
+    caption: `${metadata.query?.period?.name ?? ''} · ${metadata.query?.business ?? 'all businesses'}`,
+  });
+  ui.tableWrap.hidden = false;
+  renderMetadata(ui.metadataList, metadata, elapsed);
+  ui.metadata.hidden = false;
+}
+
+/** An answer that no longer matches the form is not left on screen. */
+function clearResult() {
+  lastResult = null;
+  redraw();
+  ui.chartControls.hidden = true;
+  ui.tableWrap.hidden = true;
+  ui.metadata.hidden = true;
+  ui.warnings.replaceChildren();
+}
+
+function redraw() {
+  chart?.destroy();
+  chart = lastResult ? drawChart(ui.chartCanvas, lastResult, ui.chartMetric.value) : null;
+  ui.chart.hidden = chart === null;
+  if (chart) {
+    const kind = lastResult.timeDimension ? 'Lines over time' : 'Bars';
+    const before = lastResult.timeDimension ? 'dashed' : 'faint bars';
+    ui.chartCaption.textContent = `${kind}: ${ui.chartMetric.value}${lastResult.compared ? `; ${before}: the comparison period` : ''}${lastResult.rows.some(lastResult.isIncomplete) ? '; dotted: periods not over yet' : ''}.`;
+    ui.chartCanvas.setAttribute('role', 'img');
+    ui.chartCanvas.setAttribute('aria-label', ui.chartCaption.textContent);
+  }
+}
+
+/** The last query narrowed to one label: filtered on it, broken down by what else it had. */
+function linkFor(dimension, value) {
+  const body = structuredClone(lastBody);
+  body.filters = [
+    ...(body.filters ?? []).filter((f) => f.dimension !== dimension),
+    { dimension, op: 'eq', values: [value] },
+  ];
+  body.dimensions = (body.dimensions ?? []).filter((d) => d !== dimension);
+  if (body.dimensions.length === 0 && catalog.dimensions.some((d) => d.name === 'day')) {
+    body.dimensions = ['day'];
+  }
+  return urlFor({ body, task: urlState().task });
+}
+
+function navigate(href) {
+  history.pushState(null, '', href);
+  const { body } = urlState();
+  if (body) {
+    form.write(body);
+    run(body);
+  }
+}
+
+const dependents = createDependents({
+  onTask: (task) => history.replaceState(null, '', urlFor({ body: urlState().body, task })),
+});
+
+ui.tokenForm.addEventListener('submit', (event) => {
+  event.preventDefault();
+  const value = ui.tokenInput.value.trim();
+  if (value === '') {
+    say(ui.tokenError, 'Paste an API token first.');
+    return;
+  }
+  token.set(value);
+  ui.tokenInput.value = '';
+  identify();
+});
+byId('forget-token').addEventListener('click', () => {
+  token.clear();
+  say(ui.whoami, 'Token forgotten. Paste an API token to begin.');
+});
+ui.queryForm.addEventListener('submit', (event) => {
+  event.preventDefault();
+  if (!form) {
+    say(ui.queryError, 'Enter a token first.');
+    return;
+  }
+  const body = form.read();
+  history.pushState(null, '', urlFor({ body, task: urlState().task }));
+  run(body);
+});
+byId('copy-curl').addEventListener('click', async () => {
+  if (!form) return;
+  const text = curlFor('POST', '/api/v1/query', form.read());
+  say(byId('curl'), text);
+  try {
+    await navigator.clipboard.writeText(text);
+    say(ui.status, 'Copied the request as curl; it reads the token from $CAIRN_TOKEN.');
+  } catch {
+    say(ui.status, 'Select the request below to copy it; it reads the token from $CAIRN_TOKEN.');
+  }
+});
+ui.table.addEventListener('click', (event) => {
+  const link = event.target.closest('a[data-filter]');
+  if (!link || event.metaKey || event.ctrlKey || event.shiftKey || event.button !== 0) return;
+  event.preventDefault();
+  navigate(link.getAttribute('href'));
+});
+ui.chartMetric.addEventListener('change', redraw);
+window.addEventListener('popstate', () => {
+  const { body } = urlState();
+  if (form && body) {
+    form.write(body);
+    run(body);
+  }
+});
+new ResizeObserver(() => {
+  if (chart) chart.setSize({ width: Math.max(280, ui.chartCanvas.clientWidth), height: 300 });
+}).observe(ui.chartCanvas);
+matchMedia('(prefers-color-scheme: dark)').addEventListener('change', redraw);
+
+if (token.get()) identify();

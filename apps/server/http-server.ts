@@ -1,0 +1,24 @@
+import http from 'node:http';
+import type express from 'express';
+import type { HttpLimits } from '../../libs/config/config.ts';
+
+/**
+ * The HTTP server with every limit a slow or greedy client could otherwise exhaust: headers and
+ * whole-request deadlines (a body trickled a byte at a time is cut off, 408), an idle keep-alive
+ * limit, and a connection cap beyond which sockets are closed at once. Node checks the two
+ * deadlines on an interval, kept short so a limit means what it says within a second.
+ */
+export function createHttpServer(app: express.Express, limits: HttpLimits): http.Server {
+  const server = http.createServer(
+    {
+      requestTimeout: limits.requestTimeoutMs,
+      // Node refuses a headers deadline later than the whole request's.
+      headersTimeout: Math.min(limits.headersTimeoutMs, limits.requestTimeoutMs),
+      keepAliveTimeout: limits.keepAliveTimeoutMs,
+      connectionsCheckingInterval: Math.min(1_000, limits.headersTimeoutMs),
+    },
+    app,
+  );
+  server.maxConnections = limits.maxConnections;
+  return server;
+}

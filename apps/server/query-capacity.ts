@@ -1,0 +1,87 @@
+import type client from 'prom-client';
+import { Admission } from '../../libs/analytics/admission.ts';
+import { QueryExecutor } from '../../libs/analytics/query-execution.ts';
+import { ResultCache } from '../../libs/analytics/result-cache.ts';
+import type { Config } from '../../libs/config/config.ts';
+import type { Logger } from '../../libs/observability/logger.ts';
+import { queryCapacityMetrics } from '../../libs/observability/query-capacity-metrics.ts';
+import type { Engines } from '../../libs/storage/engines.ts';
+import { openResultStore } from '../../libs/storage/result-stores.ts';
+
+export interface QueryCapacity {
+  executor: QueryExecutor;
+  admission: Admission;
+  cache: ResultCache | null;
+  /** The cache store's state, for /readyz. */
+  check(): Promise<Record<string, 'ok' | 'unavailable'>>;
+  close(): Promise<void>;
+}
+
+type CapacityConfig = Pick<
+  Config,
+  | 'redisUrl'
+  | 'redisPrefix'
+  | 'queryTimeoutMs'
+  | 'queryMaxMemoryBytes'
+  | 'queryConcurrency'
+  | 'queryConcurrencyPerPrincipal'
+  | 'queryQueuePerPrincipal'
+  | 'queryQueueWaitMs'
+  | 'queryCacheBytes'
+>;
+
+/** Admission, the result cache and the executor that puts both around the engine. */
+export async function openQueryCapacity(options: {
+  config: CapacityConfig;
+  engines: Pick<Engines, 'clickhouse'>;
+  registry: client.Registry;
+  logger: Logger;
+}): Promise<QueryCapacity> {
+  const { config, engines } = options;
+  const metrics = queryCapacityMetrics(options.registry, options.logger);
+  const admission = new Admission(
+    {
+      // chDB runs one statement at a time: letting more in would only queue them inside the
+      // engine, first come first served, where fairness cannot reach them.
+      total: engines.clickhouse.kind === 'chdb' ? 1 : config.queryConcurrency,
+      perPrincipal: config.queryConcurrencyPerPrincipal,
+      queuePerPrincipal: config.queryQueuePerPrincipal,
+      maxWaitMs: config.queryQueueWaitMs,
+    },
+    metrics.admission,
+  );
+  metrics.watch(() => admission.state);
+  const store =
+    config.queryCacheBytes > 0
+      ? await openResultStore({
+          redisUrl: config.redisUrl,
+          prefix: config.redisPrefix,
+          maxBytes: config.queryCacheBytes,
+        })
+      : null;
+  const cache = store ? new ResultCache(store, metrics.cache) : null;
+  const executor = new QueryExecutor({
+    clickhouse: engines.clickhouse.client,
+    limits: { timeoutMs: config.queryTimeoutMs, maxMemoryBytes: config.queryMaxMemoryBytes },
+    admission,
+    cache,
+  });
+  return {
+    executor,
+    admission,
+    cache,
+    async check(): Promise<Record<string, 'ok' | 'unavailable'>> {
+      if (!cache) return {};
+      try {
+        await cache.ping();
+        return { query_cache: 'ok' };
+      } catch {
+        return { query_cache: 'unavailable' };
+      }
+    },
+    async close() {
+      admission.close();
+      await cache?.close();
+    },
+  };
+}

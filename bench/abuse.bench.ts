@@ -1,0 +1,208 @@
+// `npm run bench -- abuse [--seconds 10] [--clients 4] [--statement-timeout-ms 1000]`. Two
+// figures about hostile load, each beside its own baseline in the same run:
+//  1. /healthz p99 while `--clients` clients send 1 MiB bodies of 100,000 invalid metrics to
+//     /api/v1/query back to back (each under its rate limit), against /healthz p99 with no load.
+//     The server runs in a child process on embedded engines, so load and service do not share
+//     an event loop; /healthz is probed one request at a time every 20 ms.
+//  2. A Postgres frozen with SIGSTOP under a running service: how long a task creation waits
+//     for its answer, against the configured statement timeout + 1 s.
+import { type ChildProcess, spawn } from 'node:child_process';
+import fs from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { Worker } from 'node:worker_threads';
+import { privatePostgres } from '../test/support/private-servers.ts';
+import { percentile } from './percentile.ts';
+
+const MASTER_KEY = 'abuse-bench-master-key-0123456789abcdef';
+
+/** One client per token, each sending the body back to back until the time is up. */
+const LOAD_SCRIPT = `
+const { parentPort, workerData } = require('node:worker_threads');
+const { url, tokens, body, ms } = workerData;
+const end = Date.now() + ms;
+let sent = 0;
+const statuses = {};
+Promise.all(tokens.map(async (token) => {
+  while (Date.now() < end) {
+    const res = await fetch(url + '/api/v1/query', {
+      method: 'POST',
+      headers: { authorization: 'Bearer ' + token, 'content-type': 'application/json' },
+      body,
+    });
+    await res.arrayBuffer();
+    sent += 1;
+    statuses[res.status] = (statuses[res.status] ?? 0) + 1;
+  }
+})).then(() => parentPort.postMessage({ sent, statuses }));
+`;
+const option = (args: string[], name: string, fallback: number): number => {
+  const at = args.indexOf(`--${name}`);
+  return at >= 0 ? Number(args[at + 1]) : fallback;
+};
+
+interface Served {
+  url: string;
+  child: ChildProcess;
+  stop(): Promise<void>;
+}
+
+async function serve(env: Record<string, string>): Promise<Served> {
+  const dataDir = await fs.mkdtemp(path.join(os.tmpdir(), 'cairn-abuse-'));
+  const port = 20_000 + Math.floor(Math.random() * 20_000);
+  const child = spawn(process.execPath, ['--import', 'tsx', path.resolve('apps/server/main.ts')], {
+    env: {
+      ...process.env,
+      DATA_DIR: dataDir,
+      PORT: String(port),
+      HOST: '127.0.0.1',
+      LOG_LEVEL: 'error',
+      CAIRN_MASTER_KEY: MASTER_KEY,
+      ...env,
+    },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let said = '';
+  child.stdout?.on('data', (chunk) => {
+    said += chunk;
+  });
+  child.stderr?.on('data', (chunk) => {
+    said += chunk;
+  });
+  const deadline = Date.now() + 120_000;
+  while (!said.includes('is serving on')) {
+    if (child.exitCode !== null || Date.now() > deadline) {
+      throw new Error(`server did not start: ${said}`);
+    }
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+  return {
+    url: `http://127.0.0.1:${port}`,
+    child,
+    async stop() {
+      const exited = new Promise((resolve) => child.once('exit', resolve));
+      child.kill('SIGTERM');
+      await exited;
+      await fs.rm(dataDir, { recursive: true, force: true });
+    },
+  };
+}
+
+async function issueToken(url: string, kind: 'user' | 'service_account'): Promise<string> {
+  const res = await fetch(`${url}/api/v1/tokens`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${MASTER_KEY}`, 'content-type': 'application/json' },
+    body: JSON.stringify({
+      name: 'abuse',
+      scopes: ['analytics:read', 'workflows:read', 'workflows:write'],
+      businesses: ['abuse'],
+      kind,
+    }),
+  });
+  return ((await res.json()) as { data: { token: string } }).data.token;
+}
+
+/** /healthz latencies, one request at a time every 20 ms, for `ms`. */
+async function probeHealth(url: string, ms: number): Promise<number[]> {
+  const samples: number[] = [];
+  const end = Date.now() + ms;
+  while (Date.now() < end) {
+    const started = performance.now();
+    await (await fetch(`${url}/healthz`)).text();
+    samples.push(performance.now() - started);
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+  return samples;
+}
+
+async function healthUnderBadBodies(seconds: number, clients: number): Promise<void> {
+  const server = await serve({});
+  try {
+    const tokens = await Promise.all(
+      Array.from({ length: clients }, () => issueToken(server.url, 'service_account')),
+    );
+    const body = JSON.stringify({
+      metrics: Array.from({ length: 100_000 }, (_, i) => `m${i}`),
+    });
+    await probeHealth(server.url, 2_000); // warm-up
+    const idle = await probeHealth(server.url, seconds * 1000);
+    // The load runs on its own thread, so the probe's timings are the server's, not its own
+    // event loop's while it pushes megabytes.
+    const load = new Worker(LOAD_SCRIPT, {
+      eval: true,
+      workerData: { url: server.url, tokens, body, ms: seconds * 1000 + 500 },
+    });
+    const loadDone = new Promise<{ sent: number; statuses: Record<string, number> }>((resolve) =>
+      load.once('message', resolve),
+    );
+    await new Promise((resolve) => setTimeout(resolve, 500));
+    const loaded = await probeHealth(server.url, seconds * 1000);
+    const { sent, statuses } = await loadDone;
+    await load.terminate();
+    const idleP99 = percentile(idle, 0.99);
+    const loadedP99 = percentile(loaded, 0.99);
+    process.stdout.write(
+      [
+        `bodies: ${(body.length / 1_048_576).toFixed(2)} MiB of 100,000 invalid metrics, ${clients} clients, ${sent} sent in ${seconds} s (${Object.entries(
+          statuses,
+        )
+          .map(([s, n]) => `${n}×${s}`)
+          .join(', ')})`,
+        `/healthz idle:   p50 ${percentile(idle, 0.5).toFixed(1)} ms, p99 ${idleP99.toFixed(1)} ms (${idle.length} probes)`,
+        `/healthz loaded: p50 ${percentile(loaded, 0.5).toFixed(1)} ms, p99 ${loadedP99.toFixed(1)} ms (${loaded.length} probes)`,
+        `p99 loaded / idle: ${(loadedP99 / idleP99).toFixed(2)} (target ≤ 2)`,
+        '',
+      ].join('\n'),
+    );
+  } finally {
+    await server.stop();
+  }
+}
+
+async function frozenPostgres(statementTimeoutMs: number): Promise<void> {
+  const postgres = await privatePostgres();
+  let server: Served | undefined;
+  try {
+    server = await serve({
+      DATABASE_URL: postgres.url,
+      CAIRN_PG_STATEMENT_TIMEOUT_MS: String(statementTimeoutMs),
+    });
+    const token = await issueToken(server.url, 'user');
+    const create = async () => {
+      const started = performance.now();
+      const res = await fetch(`${server?.url}/api/v1/tasks`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+        body: JSON.stringify({ business: 'abuse', name: 'frozen' }),
+      });
+      await res.text();
+      return { status: res.status, ms: performance.now() - started };
+    };
+    const healthy = await create();
+    await postgres.pause?.();
+    let frozen: { status: number; ms: number };
+    try {
+      frozen = await create();
+    } finally {
+      await postgres.resume?.();
+    }
+    process.stdout.write(
+      [
+        `Postgres healthy: task creation ${healthy.status} in ${healthy.ms.toFixed(0)} ms`,
+        `Postgres frozen (SIGSTOP): answered ${frozen.status} in ${frozen.ms.toFixed(0)} ms; limit statement timeout + 1 s = ${statementTimeoutMs + 1000} ms`,
+        '',
+      ].join('\n'),
+    );
+  } finally {
+    await server?.stop();
+    await postgres.stop();
+  }
+}
+
+export async function run(args: string[]): Promise<void> {
+  const seconds = option(args, 'seconds', 10);
+  const clients = option(args, 'clients', 4);
+  const statementTimeoutMs = option(args, 'statement-timeout-ms', 1_000);
+  await healthUnderBadBodies(seconds, clients);
+  await frozenPostgres(statementTimeoutMs);
+}

@@ -1,0 +1,52 @@
+import { DIMENSIONS, type DimensionName, METRICS } from './catalog.ts';
+import type { ResolvedPeriod } from './period.ts';
+import type { AnalyticsQuery } from './query-parser.ts';
+import { ROLLUPS, type RollupDef, type RollupName, type SourceName } from './rollups.ts';
+import { offsetsAligned } from './zone-offsets.ts';
+
+const HOUR = 3_600_000;
+const DAY = 24 * HOUR;
+
+/**
+ * A pipeline step between period resolution and compilation: every source that answers the
+ * query exactly, coarsest first, facts always last. The first is what runs; tests run them all.
+ *
+ * A rollup answers exactly when it is complete (`ready`), carries every metric and every label
+ * the query groups or filters by, and every boundary the query draws falls on one of its slot
+ * boundaries: the period's ends, and with a time dimension every local bucket boundary, which
+ * holds when the zone's offset stays a multiple of the slot. State read at "now" is read at the
+ * end of now's slot: the future holds no facts.
+ */
+export function planSources(
+  query: AnalyticsQuery,
+  period: ResolvedPeriod,
+  ready: ReadonlySet<RollupName>,
+): SourceName[] {
+  const answering = ROLLUPS.filter(
+    (rollup) => ready.has(rollup.table) && answers(rollup, query, period),
+  );
+  return [...answering.map((rollup) => rollup.table), 'facts'];
+}
+
+function answers(rollup: RollupDef, query: AnalyticsQuery, period: ResolvedPeriod): boolean {
+  if (query.metrics.some((name) => METRICS[name].sql.rollup === null)) return false;
+  const named = [...query.dimensions, ...query.filters.map((filter) => filter.dimension)];
+  const labels = named.filter((name) => !DIMENSIONS[name].time);
+  if (labels.some((name) => !(rollup.labels as readonly DimensionName[]).includes(name))) {
+    return false;
+  }
+  const aligned = (instant: Date) => instant.getTime() % rollup.slotMs === 0;
+  if (!aligned(period.from) || !aligned(period.to)) return false;
+  const times = named.filter((name) => DIMENSIONS[name].time);
+  if (times.length === 0) return true;
+  if (times.some((name) => granularity(name) % rollup.slotMs !== 0)) return false;
+  return offsetsAligned(period.timezone, period.from, period.to, rollup.slotMs);
+}
+
+/** The shortest local span a time dimension's buckets can have between two boundaries. */
+const granularity = (name: DimensionName): number => ((name as string) === 'hour' ? HOUR : DAY);
+
+/** `instant` moved forward to the next slot boundary (unchanged when it is one). */
+export function slotCeiling(instant: Date, slotMs: number): Date {
+  return new Date(Math.ceil(instant.getTime() / slotMs) * slotMs);
+}

@@ -1,0 +1,37 @@
+import type { DimensionName } from './catalog.ts';
+
+/**
+ * The pre-aggregated tables kept beside facts (`sql/clickhouse/0004`–`0009`), coarsest first:
+ * the planner takes the first one that answers a query exactly. Each row is one UTC slot ×
+ * business × its labels, holding flow counts, signed changes of the open count (with the due
+ * dates of the tasks opened and closed) and an exact quantile state of cycle times.
+ */
+export interface RollupDef {
+  /** Table name, and what `metadata.source` reports. */
+  table: string;
+  /** Slot length: every boundary a query draws must fall on a multiple of it (in UTC). */
+  slotMs: number;
+  /** Labels kept besides the slot; a query grouping or filtering by another needs facts. */
+  labels: readonly DimensionName[];
+}
+
+const MINUTE = 60_000;
+const DAY = 1_440 * MINUTE;
+
+export const ROLLUPS = [
+  { table: 'rollup_business_day', slotMs: DAY, labels: ['business', 'status'] },
+  { table: 'rollup_business_15m', slotMs: 15 * MINUTE, labels: ['business', 'status'] },
+  {
+    table: 'rollup_labels_day',
+    slotMs: DAY,
+    labels: ['business', 'project', 'assignee', 'status'],
+  },
+] as const satisfies readonly RollupDef[];
+
+export type RollupName = (typeof ROLLUPS)[number]['table'];
+export type SourceName = RollupName | 'facts';
+
+export const ROLLUP_NAMES: RollupName[] = ROLLUPS.map((rollup) => rollup.table);
+
+export const rollupDef = (name: RollupName): RollupDef =>
+  ROLLUPS.find((rollup) => rollup.table === name) as RollupDef;

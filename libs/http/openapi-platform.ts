@@ -1,0 +1,67 @@
+import { COMMON_RESPONSE_HEADERS, responseRef } from './openapi-components.ts';
+
+/**
+ * The operations app.ts serves itself rather than through the route table: probes, metrics and
+ * the API description. Public, so `security: []`.
+ */
+const platform = (summary: string, operationId: string, ok: object, extra: object = {}) => ({
+  get: {
+    operationId,
+    summary,
+    tags: ['platform'],
+    security: [],
+    parameters: [{ $ref: '#/components/parameters/RequestId' }],
+    responses: {
+      '200': { description: summary, headers: COMMON_RESPONSE_HEADERS, ...ok },
+      ...extra,
+      '429': responseRef('RateLimited'),
+      '500': responseRef('InternalError'),
+    },
+  },
+});
+
+const json = (schema: object) => ({ content: { 'application/json': { schema } } });
+
+export const PLATFORM_PATHS: Record<string, Record<string, Record<string, unknown>>> = {
+  '/healthz': platform(
+    'Liveness: the process answers',
+    'getHealth',
+    json({
+      type: 'object',
+      properties: { status: { const: 'ok' }, request_id: { type: 'string' } },
+      required: ['status'],
+    }),
+  ),
+  '/readyz': platform(
+    'Readiness: every engine answers',
+    'getReadiness',
+    json({
+      type: 'object',
+      properties: {
+        status: { const: 'ready' },
+        checks: { type: 'object', additionalProperties: { type: 'string', enum: ['ok'] } },
+        request_id: { type: 'string' },
+      },
+      required: ['status', 'checks'],
+    }),
+    { '503': responseRef('Unavailable') },
+  ),
+  '/metrics': platform('Prometheus metrics', 'getMetrics', {
+    content: { 'text/plain': { schema: { type: 'string' } } },
+  }),
+  '/openapi.json': platform(
+    'This OpenAPI 3.1 document',
+    'getOpenApi',
+    json({ type: 'object', required: ['openapi', 'paths'] }),
+  ),
+  '/docs': platform('Interactive API reference (Swagger UI)', 'getDocs', {
+    content: { 'text/html': { schema: { type: 'string' } } },
+  }),
+  '/explore': platform(
+    'The explorer: query, chart and browse dependents in a browser',
+    'getExplorer',
+    {
+      content: { 'text/html': { schema: { type: 'string' } } },
+    },
+  ),
+};

@@ -1,0 +1,184 @@
+import fs from 'node:fs';
+import {
+  COMMON_RESPONSE_HEADERS,
+  COMPONENTS,
+  parameterRef,
+  type ResponseName,
+  responseRef,
+} from './openapi-components.ts';
+import { PLATFORM_PATHS } from './openapi-platform.ts';
+import type { Route } from './route.ts';
+import type { JsonSchema } from './validation.ts';
+
+export type OpenApiDocument = Record<string, unknown> & {
+  paths: Record<string, Record<string, Record<string, unknown>>>;
+};
+
+const VERSION = (
+  JSON.parse(fs.readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as {
+    version: string;
+  }
+).version;
+
+const DESCRIPTION = `Analytics queries from ClickHouse and a task dependency graph in Postgres.
+
+Authenticate with \`Authorization: Bearer <token>\`. Invalid input is \`422 application/json\`
+\`{detail:[{loc,msg,type}]}\`; every other error is RFC 9457 \`application/problem+json\`.
+Every response carries \`X-Request-ID\` and \`X-RateLimit-*\`; POST and PUT accept \`Idempotency-Key\`.`;
+
+/** Express `/tasks/:gid` → OpenAPI `/tasks/{gid}`. */
+export function toOpenApiPath(template: string): string {
+  return template.replace(/:([A-Za-z0-9_]+)/g, '{$1}');
+}
+
+/**
+ * The OpenAPI 3.1 description of `routes`, built from the very schemas the router validates
+ * with, so the document cannot drift from the behaviour. Called with the app's route table.
+ */
+export function buildOpenApi(routes: readonly Route[]): OpenApiDocument {
+  const paths: OpenApiDocument['paths'] = structuredClone(PLATFORM_PATHS);
+  for (const route of routes) {
+    const path = toOpenApiPath(route.path);
+    paths[path] ??= {};
+    paths[path][route.method] = operation(route);
+  }
+  const tags = [...new Set(routes.flatMap((route) => route.tags)), 'platform'];
+  return {
+    openapi: '3.1.0',
+    info: { title: 'Cairn API', version: VERSION, description: DESCRIPTION },
+    servers: [{ url: '/' }],
+    tags: tags.map((name) => ({ name })),
+    paths,
+    components: COMPONENTS,
+  };
+}
+
+function operation(route: Route): Record<string, unknown> {
+  const writes = route.method === 'post' || route.method === 'put';
+  const parameters: unknown[] = [
+    ...pathParameters(route),
+    ...objectParameters(route.query, 'query'),
+    parameterRef('RequestId'),
+    ...(writes ? [parameterRef('IdempotencyKey')] : []),
+    ...(route.etag === 'write' ? [parameterRef('IfMatch')] : []),
+    ...(route.etag === 'read' ? [parameterRef('IfNoneMatch')] : []),
+  ];
+  return {
+    operationId: route.operationId,
+    summary: route.summary,
+    tags: route.tags,
+    ...(route.scope ? { description: scopeDescription(route.scope) } : {}),
+    security: security(route.scope),
+    parameters,
+    ...(route.body
+      ? {
+          requestBody: {
+            required: true,
+            content: { 'application/json': { schema: toOpenApiSchema(route.body) } },
+          },
+        }
+      : {}),
+    responses: responses(route, writes),
+  };
+}
+
+function scopeDescription(scope: NonNullable<Route['scope']>): string {
+  if (scope === 'master') return 'Needs the master key.';
+  if (scope === 'token') return 'Needs an API token, whatever its scopes (not the master key).';
+  return `Needs a token with the \`${scope}\` scope.`;
+}
+
+function security(scope: Route['scope']): Array<Record<string, string[]>> {
+  if (scope === null) return [];
+  if (scope === 'master') return [{ masterKey: [] }];
+  if (scope === 'token') return [{ bearerAuth: [] }];
+  // OpenAPI 3.1 lets non-OAuth requirements list role names: here, the scope needed.
+  return [{ bearerAuth: [scope] }];
+}
+
+function responses(route: Route, writes: boolean): Record<string, unknown> {
+  const successHeaders = {
+    ...COMMON_RESPONSE_HEADERS,
+    ...(writes
+      ? { 'Idempotent-Replayed': { $ref: '#/components/headers/Idempotent-Replayed' } }
+      : {}),
+    ...(route.etag && route.successStatus !== 204
+      ? { ETag: { $ref: '#/components/headers/ETag' } }
+      : {}),
+  };
+  const success =
+    route.successStatus === 204
+      ? { description: 'Done; no content.', headers: successHeaders }
+      : {
+          description: route.summary,
+          headers: successHeaders,
+          content: {
+            'application/json': { schema: route.response ? toOpenApiSchema(route.response) : {} },
+          },
+        };
+  const failures: Array<[string, ResponseName, boolean]> = [
+    ['400', 'BadRequest', route.body !== undefined],
+    ['401', 'Unauthorized', route.scope !== null],
+    ['403', 'Forbidden', route.scope !== null],
+    ['404', 'NotFound', true],
+    ['304', 'NotModified', route.etag === 'read'],
+    ['409', 'Conflict', writes],
+    ['412', 'PreconditionFailed', route.etag === 'write'],
+    ['413', 'PayloadTooLarge', route.body !== undefined],
+    ['415', 'UnsupportedMediaType', route.body !== undefined],
+    ['422', 'ValidationFailed', writes || Boolean(route.params || route.query || route.body)],
+    ['429', 'RateLimited', true],
+    ['500', 'InternalError', true],
+  ];
+  const result: Record<string, unknown> = { [String(route.successStatus)]: success };
+  for (const [status, name, applies] of failures) if (applies) result[status] = responseRef(name);
+  for (const [status, name] of Object.entries(route.responses ?? {})) {
+    result[status] = responseRef(name);
+  }
+  return result;
+}
+
+function pathParameters(route: Route): unknown[] {
+  const declared = (route.params?.properties ?? {}) as Record<string, JsonSchema>;
+  return [...route.path.matchAll(/:([A-Za-z0-9_]+)/g)].map(([, name = '']) => ({
+    name,
+    in: 'path',
+    required: true,
+    schema: toOpenApiSchema(declared[name] ?? { type: 'string' }),
+  }));
+}
+
+function objectParameters(schema: JsonSchema | undefined, location: 'query'): unknown[] {
+  if (!schema) return [];
+  const properties = (schema.properties ?? {}) as Record<string, JsonSchema>;
+  const required = new Set((schema.required ?? []) as string[]);
+  return Object.entries(properties).map(([name, property]) => ({
+    name,
+    in: location,
+    required: required.has(name),
+    ...(typeof property.description === 'string' ? { description: property.description } : {}),
+    // `created_at[gte]=…` style filters arrive as nested objects when declared as one.
+    ...(property.type === 'object' ? { style: 'deepObject', explode: true } : {}),
+    schema: toOpenApiSchema(property),
+  }));
+}
+
+/**
+ * Route schemas are written for Ajv's draft-07 dialect; OpenAPI 3.1 speaks 2020-12. The only
+ * draft-07 construct that changes meaning is tuple `items`, which becomes `prefixItems`.
+ */
+export function toOpenApiSchema(schema: unknown): JsonSchema {
+  return convert(schema) as JsonSchema;
+}
+
+function convert(value: unknown): unknown {
+  if (Array.isArray(value)) return value.map(convert);
+  if (value === null || typeof value !== 'object') return value;
+  const out: Record<string, unknown> = {};
+  for (const [key, member] of Object.entries(value)) {
+    if (key === '$schema' || key === '$id') continue;
+    if (key === 'items' && Array.isArray(member)) out.prefixItems = convert(member);
+    else out[key] = convert(member);
+  }
+  return out;
+}

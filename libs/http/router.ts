@@ -1,0 +1,141 @@
+import type express from 'express';
+import type { NextFunction, Request, Response } from 'express';
+import { notModified } from './conditional-get.ts';
+import { AppError, gatherIssues, ValidationError } from './errors.ts';
+import {
+  finalize,
+  type IdempotencyLayer,
+  idempotencyKeyOf,
+  NO_IDEMPOTENCY,
+} from './idempotency-layer.ts';
+import { jsonBody } from './json-body.ts';
+import type { PrincipalOf, Route, TransactionOf } from './route.ts';
+import { NO_UNIT, type Transactor } from './unit-of-work.ts';
+import { validate } from './validation.ts';
+
+export interface RouterOptions {
+  /** Throws (401/403) unless the principal may call the route; runs before the body is read. */
+  authorize: (route: Route, principal: PrincipalOf) => void;
+  /** Opens the unit of work of a `write: true` route. */
+  transact: Transactor<TransactionOf>;
+  /** The Idempotency-Key layer for POST and PUT; none by default. */
+  idempotency?: IdempotencyLayer;
+}
+
+/**
+ * Mounts declared routes: authorise, read the body, validate path, query and body, call the
+ * handler (through the Idempotency-Key layer for POST and PUT, inside a unit of work for a
+ * write), send its result. Authorisation comes first, before a byte of the body is read, so a
+ * caller without the right token costs nothing and learns nothing from parsing or validation.
+ */
+export function mountRoutes(
+  app: express.Express,
+  routes: Route[],
+  { authorize, transact, idempotency = NO_IDEMPOTENCY }: RouterOptions,
+): void {
+  for (const route of routes) {
+    const authorizeFirst = (req: Request, _res: Response, next: NextFunction) => {
+      authorize(route, req.principal);
+      next();
+    };
+    app[route.method](route.path, authorizeFirst, jsonBody, async (req: Request, res: Response) => {
+      const key = idempotencyKeyOf(req, route);
+      let params: unknown = req.params;
+      let query: unknown = {};
+      let body: unknown;
+      const checked: Record<string, unknown> = {};
+      const checks = Object.entries(route.checks?.({ params: req.params, query: req.query }) ?? {});
+      const issues = gatherIssues([
+        () => {
+          if (route.params) params = validate(route.params, { ...req.params }, 'path');
+        },
+        () => {
+          if (route.query) query = validate(route.query, { ...req.query }, 'query');
+        },
+        () => {
+          if (route.body) body = validate(route.body, req.body, 'body');
+        },
+        ...checks.map(([name, check]) => () => {
+          checked[name] = (check as () => unknown)();
+        }),
+      ]);
+      if (issues.length > 0) throw new ValidationError(issues);
+      const controller = new AbortController();
+      const onClose = () => {
+        if (!res.writableFinished) controller.abort();
+      };
+      res.on('close', onClose);
+      const { principal } = req;
+      const ctx = {
+        requestId: req.requestId,
+        principal,
+        signal: controller.signal,
+        headers: req.headers,
+      };
+      const { result, replayed } = await idempotency.execute(
+        { route, principal, key, params, query, body, requestId: req.requestId },
+        async (record) => {
+          if (!route.write) {
+            const sent = finalize(
+              route,
+              await route.handle({ params, query, body, checked, ctx, uow: NO_UNIT }),
+            );
+            await record?.(undefined, sent);
+            return sent;
+          }
+          return transact(async (uow) => {
+            const sent = finalize(
+              route,
+              await route.handle({ params, query, body, checked, ctx, uow }),
+            );
+            await record?.(uow.trx, sent);
+            return sent;
+          });
+        },
+      );
+      for (const [name, value] of Object.entries(result.headers)) res.setHeader(name, value);
+      if (replayed) res.setHeader('Idempotent-Replayed', 'true');
+      if (
+        route.method === 'get' &&
+        result.status === 200 &&
+        notModified(req.get('if-none-match'), result.headers.ETag)
+      ) {
+        res.status(304).end();
+      } else if (result.body === undefined) res.status(result.status).end();
+      else res.status(result.status).json(result.body);
+    });
+  }
+}
+
+/** Unknown paths get 404, or 405 with `Allow` when the path exists under another method. */
+export function notFound(routes: Route[]) {
+  const matchers = routes.map((route) => ({ route, pattern: templatePattern(route.path) }));
+  return (req: Request): never => {
+    const path = req.path;
+    const version = /^\/api\/(v\d+)(\/|$)/.exec(path)?.[1];
+    if (version && version !== 'v1') {
+      throw new AppError(
+        'not_found',
+        `API version ${version} does not exist; this server speaks v1.`,
+      );
+    }
+    const allowed = matchers
+      .filter(({ pattern }) => pattern.test(path))
+      .map(({ route }) => route.method.toUpperCase());
+    if (allowed.length > 0) {
+      throw new AppError('method_not_allowed', `${req.method} is not allowed on ${path}.`, {
+        headers: { Allow: [...new Set(allowed)].join(', ') },
+      });
+    }
+    throw new AppError('not_found', `No resource at ${path}.`);
+  };
+}
+
+/** A route template such as `/api/v1/tasks/:gid` as a pattern over request paths. */
+export function templatePattern(template: string): RegExp {
+  const source = template
+    .split('/')
+    .map((part) => (part.startsWith(':') ? '[^/]+' : part.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')))
+    .join('/');
+  return new RegExp(`^${source}/?$`);
+}

@@ -1,0 +1,140 @@
+import fs from 'node:fs/promises';
+import path from 'node:path';
+import type { ClickHouseClient } from '@clickhouse/client';
+import type { Kysely } from 'kysely';
+import { ROLLUP_NAMES, type RollupName } from '../analytics/rollups.ts';
+import { CLICKHOUSE_MIGRATIONS_DIR } from '../storage/clickhouse.ts';
+import type { Database, Db } from '../storage/database.ts';
+import { loadCheckpoint } from './outbox-reader.ts';
+import { FACTS_CHECKPOINT } from './projector.ts';
+import type { RollupBuilds } from './rollup-builds.ts';
+
+export interface BackfillOptions {
+  db: Kysely<Database>;
+  clickhouse: ClickHouseClient;
+  builds: RollupBuilds;
+  /** Default: every rollup. */
+  rollups?: readonly RollupName[];
+  /** Told after each month of facts; `total` counts the facts to aggregate. */
+  onProgress?: (progress: { done: number; total: number }) => void;
+  /** Stops between months (shutdown); the rollups stay incomplete and queries keep to facts. */
+  signal?: AbortSignal;
+}
+
+const RESET_ATTEMPTS = 600;
+
+/**
+ * Fills rollups from the facts already in ClickHouse, while facts keep arriving through the
+ * rollups' views. Each fact must be counted once, by the view or by the backfill: the rollups
+ * are emptied at an instant (the cutoff) when no projector insert is in flight, so every fact
+ * projected before it has `projected_at` at or below it and every later one passes through the
+ * view. (`demo` writes facts without the projector: let it finish before a backfill starts.)
+ * Queries read facts until the rollups are marked complete again.
+ */
+export async function backfillRollups(options: BackfillOptions): Promise<{ facts: number }> {
+  const names = options.rollups ?? ROLLUP_NAMES;
+  await options.builds.mark(names, false);
+  // Other API processes re-read the set every refreshMs: let them stop reading these first.
+  await new Promise((resolve) => setTimeout(resolve, 2 * options.builds.refreshMs));
+  let cutoff: string | null = null;
+  for (let attempt = 1; cutoff === null; attempt++) {
+    cutoff = await options.db
+      .transaction()
+      .execute((trx) => resetRollupsIfIdle(trx, options.clickhouse, names));
+    if (cutoff !== null) break;
+    if (attempt >= RESET_ATTEMPTS) throw new Error('the projector never paused between batches');
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+  const facts = await fillRollups(options, names, cutoff);
+  if (!options.signal?.aborted) await options.builds.mark(names, true);
+  return { facts };
+}
+
+/**
+ * Inside a transaction holding the live checkpoint (every projector batch locks it to start and
+ * to finish): when no batch is pending, takes the cutoff and empties the rollups. Returns null
+ * when a batch is in flight, to be tried again.
+ */
+export async function resetRollupsIfIdle(
+  trx: Db,
+  clickhouse: ClickHouseClient,
+  names: readonly RollupName[],
+): Promise<string | null> {
+  const live = await loadCheckpoint(trx, FACTS_CHECKPOINT, true);
+  if (live.pending) return null;
+  return resetRollups(clickhouse, names);
+}
+
+/** Takes the cutoff and empties the rollups; the caller guarantees no insert is in flight. */
+export async function resetRollups(
+  clickhouse: ClickHouseClient,
+  names: readonly RollupName[],
+): Promise<string> {
+  const result = await clickhouse.query({
+    query: 'SELECT toString(now64(3)) AS cutoff',
+    format: 'JSONEachRow',
+  });
+  const [row] = await result.json<{ cutoff: string }>();
+  for (const name of names) await clickhouse.command({ query: `TRUNCATE TABLE ${name}` });
+  // Facts projected before hold projected_at <= cutoff; let the clock pass it before any other
+  // insert may start, so none after holds it too.
+  await new Promise((resolve) => setTimeout(resolve, 5));
+  return row?.cutoff as string;
+}
+
+/** Aggregates the facts projected up to `cutoff` into the rollups, a month at a time. */
+export async function fillRollups(
+  options: Pick<BackfillOptions, 'clickhouse' | 'onProgress' | 'signal'>,
+  names: readonly RollupName[],
+  cutoff: string,
+): Promise<number> {
+  const { clickhouse } = options;
+  const params = { cutoff };
+  const monthsResult = await clickhouse.query({
+    query: `SELECT toYYYYMM(occurred_at) AS month, count() AS facts FROM facts
+      WHERE projected_at <= {cutoff:DateTime64(3, 'UTC')} GROUP BY month ORDER BY month`,
+    query_params: params,
+    format: 'JSONEachRow',
+  });
+  const months = (await monthsResult.json<{ month: number; facts: number }>()).map((m) => ({
+    month: Number(m.month),
+    facts: Number(m.facts),
+  }));
+  const total = months.reduce((sum, m) => sum + m.facts, 0);
+  const views = await Promise.all(names.map((name) => viewSelect(name)));
+  let done = 0;
+  options.onProgress?.({ done, total });
+  for (const { month, facts } of months) {
+    if (options.signal?.aborted) break;
+    for (const [i, name] of names.entries()) {
+      await clickhouse.command({
+        query: `INSERT INTO ${name} ${views[i]}`,
+        query_params: { ...params, month },
+        // Each month's blocks are new data: none may be dropped as a repeat of another's.
+        clickhouse_settings: { insert_deduplicate: 0 },
+      });
+    }
+    done += facts;
+    options.onProgress?.({ done, total });
+  }
+  return done;
+}
+
+const SOURCE = /\bFROM facts\b/g;
+
+/**
+ * The SELECT of a rollup's view, as its schema file defines it, over one month of the facts
+ * projected before the cutoff: the backfill aggregates exactly as the view does.
+ */
+async function viewSelect(name: RollupName): Promise<string> {
+  const files = await fs.readdir(CLICKHOUSE_MIGRATIONS_DIR);
+  const file = files.find((f) => f.endsWith(`_${name}_mv.sql`));
+  if (!file) throw new Error(`no view file for ${name}`);
+  const text = await fs.readFile(path.join(CLICKHOUSE_MIGRATIONS_DIR, file), 'utf8');
+  const select = text.slice(text.search(/\bAS\s+SELECT\b/) + 2).trim();
+  if (select.match(SOURCE)?.length !== 1) throw new Error(`${file} must read facts once`);
+  return select.replace(
+    SOURCE,
+    "FROM (SELECT * FROM facts WHERE projected_at <= {cutoff:DateTime64(3, 'UTC')} AND toYYYYMM(occurred_at) = {month:UInt32})",
+  );
+}

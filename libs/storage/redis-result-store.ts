@@ -1,0 +1,113 @@
+import { Redis } from 'ioredis';
+import { MAX_ENTRY_SHARE, type ResultStore } from './result-store.ts';
+
+/**
+ * Writes an entry, accounts its bytes and evicts least recently used entries until the total is
+ * within the bound, in one step so concurrent instances cannot push the total past it together.
+ * KEYS: entry, recency set, byte total, sequence. ARGV: id, value, bound, entry key prefix.
+ */
+const SET_SCRIPT = `
+local previous = redis.call('STRLEN', KEYS[1])
+redis.call('SET', KEYS[1], ARGV[2])
+local total = redis.call('INCRBY', KEYS[3], string.len(ARGV[2]) - previous)
+redis.call('ZADD', KEYS[2], redis.call('INCR', KEYS[4]), ARGV[1])
+local evicted = 0
+while total > tonumber(ARGV[3]) do
+  local oldest = redis.call('ZPOPMIN', KEYS[2])
+  if #oldest == 0 then break end
+  local key = ARGV[4] .. oldest[1]
+  total = redis.call('DECRBY', KEYS[3], redis.call('STRLEN', key))
+  redis.call('DEL', key)
+  evicted = evicted + 1
+end
+return evicted`;
+
+/** Reads an entry and marks it most recently used. KEYS: entry, recency set, sequence. ARGV: id. */
+const GET_SCRIPT = `
+local value = redis.call('GET', KEYS[1])
+if value then redis.call('ZADD', KEYS[2], redis.call('INCR', KEYS[3]), ARGV[1]) end
+return value`;
+
+type ScriptedRedis = Redis & {
+  resultSet(...args: Array<string | number>): Promise<number>;
+  resultGet(...args: string[]): Promise<string | null>;
+};
+
+/**
+ * The result cache in Redis, shared by every API instance, bounded in bytes by Cairn's own
+ * accounting (Redis's maxmemory policy is the server's business). Commands fail fast rather
+ * than queue: a cache that does not answer promptly is a miss.
+ */
+export class RedisResultStore implements ResultStore {
+  readonly kind = 'redis';
+  private readonly redis: ScriptedRedis;
+  private readonly keys: { entry: string; recency: string; bytes: string; sequence: string };
+
+  private readonly maxBytes: number;
+
+  constructor(url: string, prefix: string, maxBytes: number) {
+    this.maxBytes = maxBytes;
+    const base = `${prefix}:qcache:`;
+    this.keys = {
+      entry: `${base}e:`,
+      recency: `${base}recency`,
+      bytes: `${base}bytes`,
+      sequence: `${base}seq`,
+    };
+    this.redis = new Redis(url, {
+      enableOfflineQueue: false,
+      maxRetriesPerRequest: 0,
+      commandTimeout: 250,
+      connectTimeout: 2_000,
+      retryStrategy: (attempt) => Math.min(attempt * 100, 2_000),
+    }) as ScriptedRedis;
+    // Failures surface as rejected commands, which the cache counts as misses.
+    this.redis.on('error', () => {});
+    this.redis.defineCommand('resultSet', { numberOfKeys: 4, lua: SET_SCRIPT });
+    this.redis.defineCommand('resultGet', { numberOfKeys: 3, lua: GET_SCRIPT });
+  }
+
+  /** Waits briefly for the connection, so the first queries after start-up can use it. */
+  async ready(timeoutMs = 2_000): Promise<this> {
+    if (this.redis.status === 'ready') return this;
+    await new Promise<void>((resolve) => {
+      const done = () => {
+        clearTimeout(timer);
+        this.redis.off('ready', done);
+        resolve();
+      };
+      const timer = setTimeout(done, timeoutMs);
+      this.redis.on('ready', done);
+    });
+    return this;
+  }
+
+  async get(id: string): Promise<string | undefined> {
+    const { entry, recency, sequence } = this.keys;
+    const value = await this.redis.resultGet(`${entry}${id}`, recency, sequence, id);
+    return value ?? undefined;
+  }
+
+  async set(id: string, value: string): Promise<number> {
+    if (Buffer.byteLength(value) > this.maxBytes / MAX_ENTRY_SHARE) return 0;
+    const { entry, recency, bytes, sequence } = this.keys;
+    return this.redis.resultSet(
+      `${entry}${id}`,
+      recency,
+      bytes,
+      sequence,
+      id,
+      value,
+      this.maxBytes,
+      entry,
+    );
+  }
+
+  async ping(): Promise<void> {
+    await this.redis.ping();
+  }
+
+  async close(): Promise<void> {
+    this.redis.disconnect();
+  }
+}

@@ -1,0 +1,35 @@
+import { ValidationError } from '../http/errors.ts';
+
+/** Task members `opt_fields` may add; gid, resource_type and name are always present. */
+export const OPT_FIELDS = [
+  'business',
+  'project',
+  'assignee',
+  'status',
+  'due_on',
+  'created_at',
+  'updated_at',
+  'completed_at',
+] as const;
+export type OptField = (typeof OPT_FIELDS)[number];
+
+export const OPT_FIELDS_PARAMETER = {
+  type: 'string',
+  maxLength: 500,
+  description: `Comma-separated task members to include beside gid, resource_type and name: ${OPT_FIELDS.join(', ')}.`,
+};
+
+/** Asana style: `opt_fields=status,due_on`; an unknown name is refused, not ignored. */
+export function parseOptFields(raw: unknown): OptField[] {
+  if (typeof raw !== 'string' || raw === '') return [];
+  const fields = raw.split(',').map((field) => field.trim());
+  const unknown = fields.filter((field) => !(OPT_FIELDS as readonly string[]).includes(field));
+  if (unknown.length > 0) {
+    throw ValidationError.at(
+      ['query', 'opt_fields'],
+      `Unknown field ${unknown.map((f) => `'${f}'`).join(', ')}; allowed: ${OPT_FIELDS.join(', ')}`,
+      'enum',
+    );
+  }
+  return [...new Set(fields as OptField[])];
+}

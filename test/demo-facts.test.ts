@@ -1,0 +1,25 @@
+import { describe, expect, it } from 'vitest';
+import { METRIC_NAMES } from '../libs/analytics/catalog.ts';
+import { generateFacts } from '../libs/demo/fact-generator.ts';
+import { useCairn } from './support/cairn.ts';
+import { http } from './support/http.ts';
+
+describe('cli demo --facts: generated history', () => {
+  const cairn = useCairn({ businesses: ['biz-0', 'biz-1'] });
+
+  it('gives every metric something to show: due dates, overdue, blocked, removed edges', async () => {
+    await generateFacts(cairn.engines.clickhouse.client, {
+      facts: 20_000,
+      seed: 11,
+      businesses: 2,
+      now: new Date(),
+    });
+    const answer = await http(cairn.url, 'POST', '/api/v1/query', {
+      body: { metrics: [...METRIC_NAMES], period: 'all_time' },
+      headers: { ...cairn.auth, 'Cache-Control': 'no-cache' },
+    });
+    expect(answer.status, answer.text).toBe(200);
+    const [row] = answer.body.data;
+    for (const metric of METRIC_NAMES) expect(row[metric], metric).toBeGreaterThan(0);
+  }, 120_000);
+});

@@ -1,0 +1,388 @@
+import fs from 'node:fs';
+import path from 'node:path';
+import type { Page } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { loadDemoDataset } from '../apps/server/first-start-dataset.ts';
+import { projectionFreshness } from '../libs/projection/freshness.ts';
+import { wakeProjector } from '../libs/projection/projector-jobs.ts';
+import { type Browser, launchBrowser, SCREENSHOT_DIR } from './support/browser.ts';
+import { useCairn } from './support/cairn.ts';
+import { waitFor } from './support/engines.ts';
+import { http } from './support/http.ts';
+
+const BUSY = { timeout: 60_000 };
+
+/**
+ * The explorer driven as a person would, in a real Chromium, against a server holding the
+ * demo dataset: every number the page shows is checked against the API's own answer.
+ */
+describe('GET /explore in Chromium', () => {
+  // A row cap below a 30-day series, so the default query earns its truncation warning.
+  const cairn = useCairn({
+    businesses: ['acme', 'globex', 'initech'],
+    env: { CAIRN_QUERY_MAX_ROWS: '20' },
+  });
+  let browser: Browser;
+  let hub: string;
+  let firstDependent: { gid: string; dependents: string[] };
+  const problems: string[] = [];
+
+  const api = (method: string, url: string, body?: unknown) =>
+    http(cairn.url, method, url, {
+      headers: cairn.auth,
+      ...(body === undefined ? {} : { body }),
+    });
+  const shoot = (page: Page, name: string) =>
+    page.screenshot({ path: path.join(SCREENSHOT_DIR, `${name}.png`), fullPage: true });
+
+  beforeAll(async () => {
+    // Without a browser this fails here, saying how to get one.
+    browser = await launchBrowser();
+    fs.mkdirSync(SCREENSHOT_DIR, { recursive: true });
+    const { db } = cairn;
+    const now = new Date();
+    await loadDemoDataset(
+      { db, now: () => now, wakeProjector: wakeProjector(cairn.engines.queue) },
+      now,
+    );
+
+    // One task with twelve dependents (two pages of ten), the first of which has two of its own.
+    const create = async (name: string) =>
+      (await api('POST', '/api/v1/tasks', { business: 'acme', name, project: 'website' })).body.data
+        .gid as string;
+    hub = await create('Hub task');
+    const dependents: string[] = [];
+    for (let i = 1; i <= 12; i++) {
+      const gid = await create(`Follow-up ${i}`);
+      expect(
+        (await api('POST', `/api/v1/tasks/${gid}/dependencies`, { dependencies: [hub] })).status,
+      ).toBe(200);
+      dependents.push(gid);
+    }
+    const leaves: string[] = [];
+    for (const name of ['Leaf A', 'Leaf B']) {
+      const gid = await create(name);
+      await api('POST', `/api/v1/tasks/${gid}/dependencies`, { dependencies: [dependents[0]] });
+      leaves.push(gid);
+    }
+    firstDependent = { gid: dependents[0]!, dependents: leaves };
+    await waitFor(async () => (await projectionFreshness(db, new Date())).lagMs === 0, {
+      timeoutMs: 60_000,
+    });
+  }, 240_000);
+
+  afterAll(async () => {
+    await browser?.close();
+  });
+
+  let page: Page;
+  const openPage = async () => {
+    page = await browser.context.newPage();
+    page.on('console', (message) => {
+      // Chromium reports every 4xx answer as a failed resource; the tests provoke some.
+      if (message.type() === 'error' && !message.text().startsWith('Failed to load resource')) {
+        problems.push(`console: ${message.text()}`);
+      }
+    });
+    page.on('pageerror', (error) => problems.push(`page: ${error.message}`));
+    await page.goto(`${cairn.url}/explore`);
+  };
+  const runAndWait = async () => {
+    const request = page.waitForRequest((r) => r.url().endsWith('/api/v1/query'), BUSY);
+    await page.getByRole('button', { name: 'Run', exact: true }).click();
+    const sent = (await request).postDataJSON();
+    await page.locator('#results[data-state="done"], #results[data-state="failed"]').waitFor(BUSY);
+    return sent;
+  };
+  /** The table body as the API's raw values, by column. */
+  const tableRows = () =>
+    page.$$eval('#table tbody tr', (rows) =>
+      rows.map((row) =>
+        Object.fromEntries(
+          [...row.querySelectorAll('td')].map((td) => [
+            td.dataset.column,
+            JSON.parse(td.dataset.value ?? 'null'),
+          ]),
+        ),
+      ),
+    );
+
+  it('takes a token by keyboard, keeps it out of the URL, and runs the default query', async () => {
+    await openPage();
+    const token = cairn.auth.Authorization.replace('Bearer ', '');
+    await page.getByLabel('Token').fill(token);
+    await page.getByLabel('Token').press('Enter');
+    await expect.poll(() => page.locator('#whoami').textContent(), BUSY).toContain('Using');
+    expect(await page.locator('#business option').allTextContents()).toEqual([
+      'All my businesses',
+      'acme',
+      'globex',
+      'initech',
+    ]);
+    // Browser-side expressions are strings: this file is type-checked for Node, not the DOM.
+    expect(await page.evaluate("sessionStorage.getItem('cairn.token')")).toBe(token);
+
+    const sent = await runAndWait();
+    expect(await page.locator('#results').getAttribute('data-state')).toBe('done');
+    expect(page.url()).not.toContain(token);
+    expect(JSON.parse(new URL(page.url()).searchParams.get('q')!)).toEqual(sent);
+    expect(await page.locator('#chart canvas').count()).toBeGreaterThan(0);
+    expect(await page.locator('#chart').isVisible()).toBe(true);
+
+    const answer = await api('POST', '/api/v1/query', sent);
+    expect(answer.status).toBe(200);
+    const rows = await tableRows();
+    expect(rows).toEqual(answer.body.data);
+    if (answer.body.metadata.totals) {
+      for (const metric of sent.metrics) {
+        const cell = page.locator(`#table tfoot td[data-column="${metric}"]`);
+        expect(JSON.parse((await cell.getAttribute('data-value'))!)).toEqual(
+          answer.body.metadata.totals[metric],
+        );
+      }
+    }
+    await expect
+      .poll(() => page.locator('#metadata-list dd[data-term="rows_read"]').textContent())
+      .toMatch(/\d/);
+    const truncated = answer.body.warnings.find(
+      (w: { code: string }) => w.code === 'result_truncated',
+    );
+    expect(await page.locator('#warnings li[data-code="result_truncated"]').textContent()).toBe(
+      `Only 20 of ${truncated.total_rows} rows are shown: the server caps the size of an answer. Add filters or drop a dimension to see the rest.`,
+    );
+
+    await page.getByRole('button', { name: 'Copy as curl' }).click();
+    const curl = await page.locator('#curl').textContent();
+    expect(curl).toContain(`-d '${JSON.stringify(sent)}'`);
+    expect(curl).toContain('Bearer $CAIRN_TOKEN');
+    expect(curl).not.toContain(token);
+    await shoot(page, 'explorer-default');
+  });
+
+  it('runs a comparison: the previous period beside each number, dashed on the chart', async () => {
+    await page.getByLabel('Compare with').selectOption('previous_period');
+    // A week: every bucket fits under the row cap, today's (not over yet) included.
+    await page.getByLabel('Period', { exact: true }).selectOption('last_7_days');
+    const sent = await runAndWait();
+    expect(sent.compare).toBe('previous_period');
+    expect(await page.locator('#results').getAttribute('data-state')).toBe('done');
+    const answer = (await api('POST', '/api/v1/query', sent)).body;
+    expect(answer.metadata.comparison.period).toEqual(
+      expect.objectContaining({ from: expect.any(String) }),
+    );
+    const rows = await tableRows();
+    expect(rows.length).toBe(answer.data.length);
+    rows.forEach((row, i) => {
+      const expected = answer.data[i];
+      for (const metric of sent.metrics) {
+        expect(row[metric]).toEqual(expected[metric]);
+        expect(row[`${metric}:comparison`]).toEqual(expected.comparison[metric]);
+        expect(row[`${metric}:change`]).toEqual(expected.change[metric]);
+      }
+    });
+    for (const metric of sent.metrics) {
+      const before = page.locator(`#table tfoot td[data-column="${metric}:comparison"]`);
+      expect(JSON.parse((await before.getAttribute('data-value'))!)).toEqual(
+        answer.metadata.totals_comparison[metric],
+      );
+    }
+    expect(await page.locator('#chart .u-legend').textContent()).toContain(
+      `${sent.metrics[0]}, before`,
+    );
+    expect(await page.locator('#chart-caption').textContent()).toContain(
+      'dashed: the comparison period',
+    );
+    // Today's bucket is not over: the last row and the chart mark it.
+    expect(answer.metadata.incomplete_from).not.toBeNull();
+    const marked = await page.$$eval('#table tbody tr', (trs) =>
+      trs.map((tr) => tr.querySelector('td')?.classList.contains('incomplete')),
+    );
+    expect(marked).toEqual(
+      answer.data.map((_: unknown, i: number) => i === answer.data.length - 1),
+    );
+    expect(await page.locator('#chart-caption').textContent()).toContain(
+      'dotted: periods not over yet',
+    );
+    await shoot(page, 'explorer-comparison');
+    await page.getByLabel('Compare with').selectOption('');
+    await page.getByLabel('Period', { exact: true }).selectOption('last_30_days');
+  });
+
+  it('runs a date range instead of a named period', async () => {
+    const day = (daysAgo: number) =>
+      new Date(Date.now() - daysAgo * 86_400_000).toISOString().slice(0, 10);
+    await page.getByLabel('Period', { exact: true }).selectOption('custom');
+    await page.getByLabel('From', { exact: true }).fill(day(14));
+    await page.getByLabel('To', { exact: true }).fill(day(8));
+    const sent = await runAndWait();
+    expect(sent.date_range).toEqual([day(14), day(8)]);
+    expect(sent.period).toBeUndefined();
+    expect(await page.locator('#results').getAttribute('data-state')).toBe('done');
+    const answer = (await api('POST', '/api/v1/query', sent)).body;
+    expect(answer.metadata.query.period.name).toBe('custom');
+    expect(await tableRows()).toEqual(answer.data);
+    expect(answer.data.length).toBe(7);
+    await page.getByLabel('Period', { exact: true }).selectOption('last_30_days');
+  });
+
+  it('sorts the table, draws bars for labels and follows a label to its filtered query', async () => {
+    const body = {
+      metrics: ['tasks_created', 'completion_rate'],
+      dimensions: ['project'],
+      period: 'last_90_days',
+      business: 'acme',
+    };
+    const request = page.waitForRequest((r) => r.url().endsWith('/api/v1/query'), BUSY);
+    await page.goto(`${cairn.url}/explore?q=${encodeURIComponent(JSON.stringify(body))}`);
+    expect((await request).postDataJSON()).toMatchObject(body);
+    await page.locator('#results[data-state="done"]').waitFor(BUSY);
+    expect(await page.locator('#chart-caption').textContent()).toMatch(/^Bars/);
+
+    const answer = (await api('POST', '/api/v1/query', body)).body;
+    expect(await tableRows()).toEqual(answer.data);
+    await page.locator('thead button', { hasText: /^tasks_created$/ }).click();
+    await page.locator('thead button', { hasText: /^tasks_created$/ }).click();
+    const sorted = [...answer.data].sort((a, b) => b.tasks_created - a.tasks_created);
+    expect((await tableRows()).map((r) => r.tasks_created)).toEqual(
+      sorted.map((r) => r.tasks_created),
+    );
+    expect(await page.locator('th[data-column="tasks_created"]').getAttribute('aria-sort')).toBe(
+      'descending',
+    );
+
+    const label = page.locator('#table tbody a[data-filter="project"]').first();
+    const project = await label.textContent();
+    const followed = page.waitForRequest((r) => r.url().endsWith('/api/v1/query'), BUSY);
+    await label.click();
+    const narrowed = (await followed).postDataJSON();
+    expect(narrowed.filters).toEqual([{ dimension: 'project', op: 'eq', values: [project] }]);
+    expect(narrowed.dimensions).toEqual(['day']);
+    await page.locator('#results[data-state="done"]').waitFor(BUSY);
+    expect(JSON.parse(new URL(page.url()).searchParams.get('q')!)).toEqual(narrowed);
+    expect(await tableRows()).toEqual((await api('POST', '/api/v1/query', narrowed)).body.data);
+  });
+
+  it('shows a 422 beside the field it names, in the API’s words', async () => {
+    await page.getByLabel('Time zone').fill('Mars/Olympus_Mons');
+    const sent = await runAndWait();
+    expect(await page.locator('#results').getAttribute('data-state')).toBe('failed');
+    const refusal = await api('POST', '/api/v1/query', sent);
+    expect(refusal.status).toBe(422);
+    const issue = refusal.body.detail.find((d: { loc: string[] }) => d.loc[1] === 'timezone');
+    const shown = page.locator('#field-timezone .field-error');
+    expect(await shown.textContent()).toBe(issue.msg);
+    expect(await page.getByLabel('Time zone').getAttribute('aria-invalid')).toBe('true');
+    // The previous answer is gone, not left beside a form it no longer matches.
+    expect(await page.locator('#table-wrap').isHidden()).toBe(true);
+    expect(await page.locator('#chart').isHidden()).toBe(true);
+    expect(await page.getByLabel('Time zone').getAttribute('aria-describedby')).toBe(
+      await shown.getAttribute('id'),
+    );
+    await shoot(page, 'explorer-422');
+
+    await page.getByLabel('Time zone').fill('Europe/Paris');
+    await runAndWait();
+    expect(await page.locator('#results').getAttribute('data-state')).toBe('done');
+    expect(await page.locator('#field-timezone .field-error').count()).toBe(0);
+  });
+
+  it('pages through a task’s dependents and clicks through to theirs', async () => {
+    const pageOf = async (offset?: string) =>
+      (
+        await api(
+          'GET',
+          `/api/v1/tasks/${hub}/dependents?limit=10${offset ? `&offset=${encodeURIComponent(offset)}` : ''}`,
+        )
+      ).body;
+    const first = await pageOf();
+    const second = await pageOf(first.pagination.next_offset);
+    const listed = () =>
+      page.$$eval('#dependents-list li', (items) => items.map((li) => li.getAttribute('data-gid')));
+
+    await page.getByLabel('Task ID').fill(hub);
+    await page.getByRole('button', { name: 'Show dependents' }).click();
+    await expect
+      .poll(() => page.locator('#dependents-status').textContent(), BUSY)
+      .toMatch(/^Page 1: 10 dependents; more follow/);
+    expect(await listed()).toEqual(first.data.map((t: { gid: string }) => t.gid));
+    expect(new URL(page.url()).searchParams.get('task')).toBe(hub);
+
+    await page.getByRole('button', { name: 'Next page' }).click();
+    await expect
+      .poll(() => page.locator('#dependents-status').textContent(), BUSY)
+      .toMatch(/^Page 2: 2 dependents\.$/);
+    expect(await listed()).toEqual(second.data.map((t: { gid: string }) => t.gid));
+    expect(await page.getByRole('button', { name: 'Next page' }).isHidden()).toBe(true);
+
+    await page.getByRole('button', { name: 'First page' }).click();
+    await expect.poll(listed, BUSY).toEqual(first.data.map((t: { gid: string }) => t.gid));
+    await page.getByRole('button', { name: 'Dependents of Follow-up 1', exact: true }).click();
+    await expect.poll(listed, BUSY).toEqual(firstDependent.dependents);
+    expect(await page.locator('#trail').textContent()).toContain('Follow-up 1');
+    await shoot(page, 'explorer-dependents');
+
+    await page.getByLabel('Task ID').fill('no such task!');
+    await page.getByLabel('Task ID').press('Enter');
+    await expect.poll(() => page.locator('#task-error').textContent(), BUSY).toMatch(/gid/);
+    expect(await page.getByLabel('Task ID').getAttribute('aria-invalid')).toBe('true');
+  });
+
+  it('reads on a narrow screen in the dark scheme', async () => {
+    const narrow = await launchBrowser({
+      colorScheme: 'dark',
+      viewport: { width: 390, height: 844 },
+    });
+    try {
+      const phone = await narrow.context.newPage();
+      await phone.goto(page.url());
+      const token = cairn.auth.Authorization.replace('Bearer ', '');
+      await phone.evaluate(`sessionStorage.setItem('cairn.token', ${JSON.stringify(token)})`);
+      await phone.reload();
+      await phone.locator('#results[data-state="done"]').waitFor(BUSY);
+      const overflow = await phone.evaluate(
+        'document.documentElement.scrollWidth - document.documentElement.clientWidth',
+      );
+      expect(overflow).toBeLessThanOrEqual(0);
+      const background = await phone.evaluate('getComputedStyle(document.body).backgroundColor');
+      expect(background).toBe('rgb(15, 20, 25)');
+      await phone.screenshot({
+        path: path.join(SCREENSHOT_DIR, 'explorer-narrow-dark.png'),
+        fullPage: true,
+      });
+    } finally {
+      await narrow.close();
+    }
+  });
+
+  it('loaded at most 150 KB of JavaScript, compressed, and logged no errors', async () => {
+    // A browser of its own: this one's cache already holds every (immutable) asset.
+    const cold = await launchBrowser();
+    try {
+      const fresh = await cold.context.newPage();
+      const scripts: Array<Promise<number>> = [];
+      const encodings: string[] = [];
+      fresh.on('response', (response) => {
+        if (response.request().resourceType() === 'script') {
+          encodings.push(response.headers()['content-encoding'] ?? 'identity');
+          scripts.push(
+            response
+              .request()
+              .sizes()
+              .then((sizes) => sizes.responseBodySize),
+          );
+        }
+      });
+      await fresh.goto(`${cairn.url}/explore`);
+      await fresh.waitForLoadState('networkidle');
+      const bytes = (await Promise.all(scripts)).reduce((a, b) => a + b, 0);
+      expect(scripts.length).toBeGreaterThanOrEqual(5);
+      // Chromium offers br only over HTTPS; over plain HTTP gzip is the best it takes.
+      for (const encoding of encodings) expect(encoding).toMatch(/^(br|gzip)$/);
+      expect(bytes).toBeGreaterThan(10_000);
+      expect(bytes).toBeLessThanOrEqual(150 * 1024);
+    } finally {
+      await cold.close();
+    }
+    expect(problems).toEqual([]);
+  });
+});
