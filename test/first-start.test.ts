@@ -4,7 +4,8 @@ import path from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { tempDir, waitFor } from './support/engines.ts';
-import { openApiValidator } from './support/openapi-validator.ts';
+import { http } from './support/http.ts';
+import { validatorFor } from './support/live-documents.ts';
 
 const run = promisify(execFile);
 
@@ -80,32 +81,32 @@ describe('first start on an empty data directory', () => {
     expect(printed).not.toContain(token);
     expect(printed).not.toMatch(/^\{"level"/m);
     expect((await fs.stat(tokenFile)).mode & 0o077).toBe(0);
-    const docs = await fetch(`${url}/docs`);
+    const docs = await http(url!, 'GET', '/docs');
     expect(docs.status).toBe(200);
   });
 
   it('has history in which every metric shows something: due dates, overdue and blocked tasks', async () => {
     const url = /API {9}(http:\/\/\S+)/.exec(printed)![1]!;
     const token = (await fs.readFile(path.join(dataDir, 'demo.token'), 'utf8')).trim();
-    const catalog: any = await (
-      await fetch(`${url}/api/v1/query/catalog`, { headers: { Authorization: `Bearer ${token}` } })
-    ).json();
+    const auth = { Authorization: `Bearer ${token}` };
+    const catalog = (await http(url, 'GET', '/api/v1/query/catalog', { headers: auth })).body;
     const metrics = catalog.data.metrics.map((metric: { name: string }) => metric.name);
     expect(metrics).toEqual(expect.arrayContaining(['overdue_tasks', 'blocked_tasks']));
-    const answer = await fetch(`${url}/api/v1/query`, {
-      method: 'POST',
-      headers: { Authorization: `Bearer ${token}`, 'Content-Type': 'application/json' },
-      body: JSON.stringify({ metrics, period: 'last_90_days' }),
+    const answer = await http(url, 'POST', '/api/v1/query', {
+      headers: auth,
+      body: { metrics, period: 'last_90_days' },
     });
     expect(answer.status).toBe(200);
-    const [row] = ((await answer.json()) as any).data;
+    const [row] = answer.body.data;
     for (const metric of metrics) expect(row[metric], metric).toBeGreaterThan(0);
     const today = new Date().toISOString().slice(0, 10);
-    const due = await fetch(
-      `${url}/api/v1/tasks?business=acme&status=open&status=in_progress&due_on[lt]=${today}`,
-      { headers: { Authorization: `Bearer ${token}` } },
+    const due = await http(
+      url,
+      'GET',
+      `/api/v1/tasks?business=acme&status=open&status=in_progress&due_on[lt]=${today}`,
+      { headers: auth },
     );
-    const past = (await due.json()) as any;
+    const past = due.body;
     expect(past.meta?.total, JSON.stringify(past)).toBeGreaterThan(0);
   });
 
@@ -116,7 +117,7 @@ describe('first start on an empty data directory', () => {
       .map((line) => line.trim())
       .filter((line) => line.startsWith('curl '));
     expect(curls).toHaveLength(2);
-    const expectDocumented = openApiValidator(await (await fetch(`${url}/openapi.json`)).json());
+    const expectDocumented = await validatorFor(url);
     const asHttp = (answer: { status: number; body: any }) => ({
       ...answer,
       headers: new Headers({

@@ -2,7 +2,7 @@ import { request } from 'node:http';
 import zlib from 'node:zlib';
 import { describe, expect, it } from 'vitest';
 import { useCairn } from './support/cairn.ts';
-import { http } from './support/http.ts';
+import { expectDocumentedWire, http } from './support/http.ts';
 
 interface RawAnswer {
   status: number;
@@ -10,15 +10,23 @@ interface RawAnswer {
   bytes: Buffer;
 }
 
-/** node:http rather than fetch, which would decompress behind the test's back. */
+/**
+ * node:http rather than fetch, which would decompress behind the test's back; the answer is
+ * still checked against the server's document.
+ */
 function raw(base: string, method: string, path: string, headers: Record<string, string> = {}) {
   return new Promise<RawAnswer>((resolve, reject) => {
     const req = request(`${base}${path}`, { method, headers }, (res) => {
       const chunks: Buffer[] = [];
       res.on('data', (chunk: Buffer) => chunks.push(chunk));
-      res.on('end', () =>
-        resolve({ status: res.statusCode!, headers: res.headers, bytes: Buffer.concat(chunks) }),
-      );
+      res.on('end', () => {
+        const answer = {
+          status: res.statusCode!,
+          headers: res.headers,
+          bytes: Buffer.concat(chunks),
+        };
+        expectDocumentedWire(base, method, path, answer).then(() => resolve(answer), reject);
+      });
       res.on('error', reject);
     });
     req.on('error', reject);

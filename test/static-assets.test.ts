@@ -2,7 +2,7 @@ import { request } from 'node:http';
 import zlib from 'node:zlib';
 import { describe, expect, it } from 'vitest';
 import { useCairn } from './support/cairn.ts';
-import { http } from './support/http.ts';
+import { expectDocumentedWire, http } from './support/http.ts';
 
 interface RawAnswer {
   status: number;
@@ -20,13 +20,17 @@ function rawGet(base: string, path: string, acceptEncoding?: string): Promise<Ra
       (res) => {
         const chunks: Buffer[] = [];
         res.on('data', (chunk: Buffer) => chunks.push(chunk));
-        res.on('end', () =>
-          resolve({
+        res.on('end', () => {
+          const answer = {
             status: res.statusCode ?? 0,
             headers: res.headers,
             body: Buffer.concat(chunks),
-          }),
-        );
+          };
+          expectDocumentedWire(base, 'GET', path, { ...answer, bytes: answer.body }).then(
+            () => resolve(answer),
+            reject,
+          );
+        });
         res.on('error', reject);
       },
     );

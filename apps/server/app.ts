@@ -91,6 +91,8 @@ export function createApp(options: AppOptions): express.Express {
 
   // Built once from the same route table that is mounted below.
   const openapi = buildOpenApi(options.routes);
+  // Where in-process callers (the test harness) read the very document this app serves.
+  app.locals.openapi = openapi;
   app.get('/openapi.json', (_req: Request, res: Response) => {
     res.json(openapi);
   });

@@ -106,7 +106,10 @@ const problemResponse = (code: ErrorCode, description: string, extra: object = {
 
 /** Response name → [status, component]; operations refer to them by status. */
 const responses = {
-  BadRequest: problemResponse('bad_request', 'the body is not valid JSON.'),
+  BadRequest: problemResponse(
+    'bad_request',
+    'the body is not valid JSON or cannot be decompressed as its Content-Encoding says, the path holds a malformed percent-encoding, or the Idempotency-Key is empty or over 255 characters.',
+  ),
   Unauthorized: problemResponse(
     'unauthorized',
     'no bearer token, or one that is unknown, revoked or expired.',
@@ -159,7 +162,13 @@ const responses = {
     'internal',
     'nothing internal is revealed; the request id finds it in the logs.',
   ),
-  Unavailable: problemResponse('unavailable', 'an engine is not answering.'),
+  Unavailable: problemResponse('unavailable', 'an engine is not answering.', {
+    'Retry-After': ref('headers', 'Retry-After'),
+  }),
+  GatewayTimeout: problemResponse(
+    'timeout',
+    'the database did not answer in time; nothing was changed unless a retry with the same Idempotency-Key says so.',
+  ),
   QueryRefused: problemResponse(
     'rate_limited',
     'too many requests for this principal in this minute, or too many of its analytics queries already running and waiting (`running`, `queued`, `max_running`, `max_queued` say how many).',
@@ -172,10 +181,13 @@ const responses = {
   ),
   QueryUnprocessable: {
     description:
-      'Invalid input, as `{detail:[{loc,msg,type}]}`; or a `urn:cairn:problem:memory-limit-exceeded` problem: the query needed more memory than one query may use (`max_memory_bytes`), and narrower periods, fewer businesses or coarser dimensions need less.',
+      'Invalid input, as `{detail:[{loc,msg,type}]}`; a problem when an Idempotency-Key is reused for a different request; or a `urn:cairn:problem:memory-limit-exceeded` problem: the query needed more memory than one query may use (`max_memory_bytes`), and narrower periods, fewer businesses or coarser dimensions need less.',
     headers: COMMON_RESPONSE_HEADERS,
+    // As in ValidationFailed: a problem may be read against the `application/json` entry.
     content: {
-      'application/json': { schema: ref('schemas', 'ValidationError') },
+      'application/json': {
+        schema: { oneOf: [ref('schemas', 'ValidationError'), ref('schemas', 'Problem')] },
+      },
       [PROBLEM_JSON]: { schema: ref('schemas', 'Problem') },
     },
   },

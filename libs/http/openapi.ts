@@ -117,7 +117,7 @@ function responses(route: Route, writes: boolean): Record<string, unknown> {
           },
         };
   const failures: Array<[string, ResponseName, boolean]> = [
-    ['400', 'BadRequest', route.body !== undefined],
+    ['400', 'BadRequest', route.body !== undefined || writes || route.path.includes(':')],
     ['401', 'Unauthorized', route.scope !== null],
     ['403', 'Forbidden', route.scope !== null],
     ['404', 'NotFound', true],
@@ -129,6 +129,9 @@ function responses(route: Route, writes: boolean): Record<string, unknown> {
     ['422', 'ValidationFailed', writes || Boolean(route.params || route.query || route.body)],
     ['429', 'RateLimited', true],
     ['500', 'InternalError', true],
+    // Every operation reads Postgres (its token, at least): unreachable, or out of time.
+    ['503', 'Unavailable', true],
+    ['504', 'GatewayTimeout', true],
   ];
   const result: Record<string, unknown> = { [String(route.successStatus)]: success };
   for (const [status, name, applies] of failures) if (applies) result[status] = responseRef(name);

@@ -3,6 +3,7 @@ import { type Cairn, type CairnOptions, startCairn } from '../../apps/server/cai
 import type { Config } from '../../libs/config/config.ts';
 import { authHeader, masterHeader, type TokenSpec } from './auth.ts';
 import { testConfig } from './engines.ts';
+import { serveDocument } from './live-documents.ts';
 
 type Header = { Authorization: string };
 
@@ -62,6 +63,8 @@ export async function startTestCairn(options: TestCairnOptions = {}): Promise<Te
     await setup.cleanup();
     throw error;
   }
+  // Every answer a test gets through `http` is checked against the document this server serves.
+  serveDocument(cairn.url, cairn.app.locals.openapi);
   let closing: Promise<void> | undefined;
   const token = (spec: TokenSpec) => authHeader(cairn, spec);
   return {

@@ -1,5 +1,6 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import path from 'node:path';
+import { validatorFor } from './live-documents.ts';
 import { freePort } from './private-servers.ts';
 
 export interface ServerProcess {
@@ -43,5 +44,8 @@ export async function spawnServer(env: Record<string, string>): Promise<ServerPr
       reject(new Error(`server exited (${code}) before serving: ${err}`));
     });
   });
-  return { url: `http://127.0.0.1:${port}`, child, stdout: () => out, stderr: () => err, exited };
+  const url = `http://127.0.0.1:${port}`;
+  // Its document, for checking every answer a test gets from it through `http`.
+  await validatorFor(url);
+  return { url, child, stdout: () => out, stderr: () => err, exited };
 }
