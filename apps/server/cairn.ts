@@ -12,7 +12,10 @@ import { tokenRoutes } from '../../libs/auth/tokens.routes.ts';
 import type { Config } from '../../libs/config/config.ts';
 import type { Route } from '../../libs/http/route.ts';
 import { Idempotency } from '../../libs/idempotency/idempotency.ts';
-import { instrumentAnalyticsRoutes } from '../../libs/observability/analytics-metrics.ts';
+import {
+  engineReads,
+  instrumentAnalyticsRoutes,
+} from '../../libs/observability/analytics-metrics.ts';
 import { createLogger, type Logger } from '../../libs/observability/logger.ts';
 import { createMetrics } from '../../libs/observability/metrics.ts';
 import { projectionFreshness } from '../../libs/projection/freshness.ts';
@@ -116,7 +119,13 @@ export async function startCairn(options: CairnOptions): Promise<Cairn> {
     db,
   });
   const tokens = await openTokenCache(engines.postgres);
-  const capacity = await openQueryCapacity({ config, engines, registry: metrics.registry, logger });
+  const capacity = await openQueryCapacity({
+    config,
+    engines,
+    registry: metrics.registry,
+    logger,
+    engineRead: engineReads(metrics),
+  });
   const rateLimits = { ...DEFAULT_RATE_LIMITS, ...options.rateLimits };
   const routes =
     config.role === 'projector'

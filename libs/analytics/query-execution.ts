@@ -33,6 +33,8 @@ export interface ExecuteOptions {
 export interface Execution {
   answer: EngineAnswer;
   cache: 'hit' | 'miss';
+  /** On a miss, what the statement's own-reads companion answered (`own-reads.ts`). */
+  ownReads?: EngineAnswer;
 }
 
 /** Runs one compiled statement on ClickHouse under the time budget and the memory cap. */
@@ -98,6 +100,8 @@ export interface QueryExecutorDeps {
   admission?: Admission;
   /** Without it (or when turned off), every answer comes from the engine. */
   cache?: ResultCache | null;
+  /** What the engine itself read for each statement it ran: operator metrics only. */
+  engineRead?: (statistics: NonNullable<EngineAnswer['statistics']>) => void;
 }
 
 /**
@@ -112,8 +116,17 @@ export class QueryExecutor {
     this.deps = deps;
   }
 
-  async execute(compiled: CompiledQuery, options: ExecuteOptions): Promise<Execution> {
-    const { cache, admission, clickhouse, limits } = this.deps;
+  /**
+   * `ownReads`, when given, runs in the same slot right after a statement the cache did not
+   * answer. Its figures depend on the watermark alone, so a cached count serves even a caller
+   * who asked for a fresh answer; its lookups stay out of the cache's hit and miss counts.
+   */
+  async execute(
+    compiled: CompiledQuery,
+    options: ExecuteOptions,
+    ownReads?: CompiledQuery,
+  ): Promise<Execution> {
+    const { cache, admission } = this.deps;
     const key = cache ? ResultCache.key(compiled, options.watermark) : undefined;
     if (cache && key && !options.useCache) cache.bypassed();
     if (cache && key && options.useCache) {
@@ -124,13 +137,30 @@ export class QueryExecutor {
         return { answer: { ...cached, statistics }, cache: 'hit' };
       }
     }
-    const run = () => runOnEngine(clickhouse, compiled, limits, options.signal);
-    const answer = admission
+    const countKey = cache && ownReads ? ResultCache.key(ownReads, options.watermark) : undefined;
+    const counted =
+      cache && countKey ? await cache.get<EngineAnswer>(countKey, { observe: false }) : undefined;
+    const run = async () => {
+      const answer = await this.onEngine(compiled, options.signal);
+      const counts = ownReads && !counted ? await this.onEngine(ownReads, options.signal) : counted;
+      return { answer, counts };
+    };
+    const { answer, counts } = admission
       ? await admission.run(options.principal, options.signal, run)
       : await run();
     // A partial answer (time budget spent) is not worth keeping.
-    const partial = (answer.statistics?.elapsed ?? 0) * 1000 >= limits.timeoutMs;
-    if (cache && key && !partial) await cache.set(key, answer);
-    return { answer, cache: 'miss' };
+    const partial = (statistics: EngineAnswer['statistics']) =>
+      (statistics?.elapsed ?? 0) * 1000 >= this.deps.limits.timeoutMs;
+    if (cache && key && !partial(answer.statistics)) await cache.set(key, answer);
+    if (cache && countKey && counts && !counted && !partial(counts.statistics)) {
+      await cache.set(countKey, counts);
+    }
+    return { answer, cache: 'miss', ...(counts ? { ownReads: counts } : {}) };
+  }
+
+  private async onEngine(compiled: CompiledQuery, signal: AbortSignal): Promise<EngineAnswer> {
+    const answer = await runOnEngine(this.deps.clickhouse, compiled, this.deps.limits, signal);
+    if (answer.statistics) this.deps.engineRead?.(answer.statistics);
+    return answer;
   }
 }
