@@ -1,4 +1,5 @@
 import { beforeAll, describe, expect, it } from 'vitest';
+import type { FactRow } from '../libs/projection/fact-rows.ts';
 import { projectAll } from './support/analytics.ts';
 import { useCairn } from './support/cairn.ts';
 import { http } from './support/http.ts';
@@ -10,17 +11,19 @@ const AFTER = 'm-acn';
 const OPEN = ['open', 'in_progress'];
 const DAY_MS = 86_400_000;
 
-interface OwnFact {
-  kind: string;
-  business: string;
-  task_gid: string;
-  occurred_at: string;
-  project: string;
-  assignee: string;
-  status: string;
-  previous_status: string;
-  dependency_gid: string;
-}
+/** A fact as the test reads it back, with `occurred_at` as ClickHouse prints it (UTC). */
+type OwnFact = Pick<
+  FactRow,
+  | 'kind'
+  | 'business'
+  | 'task_gid'
+  | 'occurred_at'
+  | 'project'
+  | 'assignee'
+  | 'status'
+  | 'previous_status'
+  | 'dependency_gid'
+>;
 
 const bytes = (text: string) => Buffer.byteLength(text, 'utf8');
 const dayOf = (fact: OwnFact) => fact.occurred_at.slice(0, 10);
