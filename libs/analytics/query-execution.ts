@@ -117,9 +117,8 @@ export class QueryExecutor {
   }
 
   /**
-   * `ownReads`, when given, runs in the same slot right after a statement the cache did not
-   * answer. Its figures depend on the watermark alone, so a cached count serves even a caller
-   * who asked for a fresh answer; its lookups stay out of the cache's hit and miss counts.
+   * `ownReads`, when given, counts what the statement reads (`own-reads.ts`); it runs only when
+   * the cache did not answer the statement.
    */
   async execute(
     compiled: CompiledQuery,
@@ -137,25 +136,42 @@ export class QueryExecutor {
         return { answer: { ...cached, statistics }, cache: 'hit' };
       }
     }
-    const countKey = cache && ownReads ? ResultCache.key(ownReads, options.watermark) : undefined;
-    const counted =
-      cache && countKey ? await cache.get<EngineAnswer>(countKey, { observe: false }) : undefined;
-    const run = async () => {
-      const answer = await this.onEngine(compiled, options.signal);
-      const counts = ownReads && !counted ? await this.onEngine(ownReads, options.signal) : counted;
-      return { answer, counts };
-    };
-    const { answer, counts } = admission
+    // The companion starts beside the statement, in its slot: on a server the two run at once.
+    // Its cache is asked inside the slot, so a companion another statement of the same answer
+    // has just counted is found there.
+    const run = () =>
+      Promise.all([
+        this.onEngine(compiled, options.signal),
+        ownReads ? this.countOwnReads(ownReads, options) : undefined,
+      ]);
+    const [answer, counts] = admission
       ? await admission.run(options.principal, options.signal, run)
       : await run();
-    // A partial answer (time budget spent) is not worth keeping.
-    const partial = (statistics: EngineAnswer['statistics']) =>
-      (statistics?.elapsed ?? 0) * 1000 >= this.deps.limits.timeoutMs;
-    if (cache && key && !partial(answer.statistics)) await cache.set(key, answer);
-    if (cache && countKey && counts && !counted && !partial(counts.statistics)) {
-      await cache.set(countKey, counts);
-    }
+    if (cache && key && !this.partial(answer)) await cache.set(key, answer);
     return { answer, cache: 'miss', ...(counts ? { ownReads: counts } : {}) };
+  }
+
+  /** A partial answer (time budget spent) is not worth keeping. */
+  private partial(answer: EngineAnswer): boolean {
+    return (answer.statistics?.elapsed ?? 0) * 1000 >= this.deps.limits.timeoutMs;
+  }
+
+  /**
+   * The figures depend on the watermark alone, so a cached count serves even a caller who asked
+   * for a fresh answer; these lookups stay out of the cache's hit and miss counts.
+   */
+  private async countOwnReads(
+    ownReads: CompiledQuery,
+    options: ExecuteOptions,
+  ): Promise<EngineAnswer> {
+    const { cache } = this.deps;
+    const key = cache ? ResultCache.key(ownReads, options.watermark) : undefined;
+    const cached =
+      cache && key ? await cache.get<EngineAnswer>(key, { observe: false }) : undefined;
+    if (cached) return cached;
+    const counts = await this.onEngine(ownReads, options.signal);
+    if (cache && key && !this.partial(counts)) await cache.set(key, counts);
+    return counts;
   }
 
   private async onEngine(compiled: CompiledQuery, signal: AbortSignal): Promise<EngineAnswer> {
