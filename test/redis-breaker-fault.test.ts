@@ -92,6 +92,15 @@ describe('Redis hung (SIGSTOP) under rate limits and projector wake-ups', () => 
     const ready = await http(cairn.url, 'GET', '/readyz');
     expect(ready.status).toBe(503);
     expect(ready.body.checks).toMatchObject({ rate_limits: 'degraded', queue: 'degraded' });
+    // An analytics query goes on without the result cache (its breaker opens after a few).
+    for (let n = 0; n < 4; n += 1) {
+      const query = await http(cairn.url, 'POST', '/api/v1/query', {
+        headers,
+        body: { metrics: ['tasks_created'], period: 'all_time' },
+      });
+      expect(query.status).toBe(200);
+    }
+    expect(await breakerState('redis_query_cache')).not.toBe('closed');
     expect(await breakerState('redis_rate_limits')).not.toBe('closed');
     expect(await breakerState('redis_queue')).not.toBe('closed');
 
@@ -103,6 +112,7 @@ describe('Redis hung (SIGSTOP) under rate limits and projector wake-ups', () => 
     });
     expect(await breakerState('redis_rate_limits')).toBe('closed');
     expect(await breakerState('redis_queue')).toBe('closed');
+    expect(await breakerState('redis_query_cache')).toBe('closed');
 
     // Redis counts again: one request adds one to the token's shared counter.
     const back = new Redis(redis.url);

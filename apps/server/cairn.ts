@@ -119,7 +119,13 @@ export async function startCairn(options: CairnOptions): Promise<Cairn> {
     db,
   });
   const tokens = await openTokenCache(engines.postgres);
-  const capacity = await openQueryCapacity({ config, engines, registry: metrics.registry, logger });
+  const capacity = await openQueryCapacity({
+    config,
+    engines,
+    registry: metrics.registry,
+    logger,
+    breakerObserver,
+  });
   const rateLimits = { ...DEFAULT_RATE_LIMITS, ...options.rateLimits };
   const routes =
     config.role === 'projector'
@@ -179,12 +185,19 @@ export async function startCairn(options: CairnOptions): Promise<Cairn> {
     },
     metrics,
     // A draining instance reports not-ready so a load balancer stops sending it requests.
-    readiness: async () => ({
-      ...(await engines.check()),
-      rate_limits: await rateCounters.check(),
-      ...(await capacity.check()),
-      ...(http.draining ? { http: 'draining' } : {}),
-    }),
+    readiness: async () => {
+      const [engineChecks, rateLimits, capacityChecks] = await Promise.all([
+        engines.check(),
+        rateCounters.check(),
+        capacity.check(),
+      ]);
+      return {
+        ...engineChecks,
+        rate_limits: rateLimits,
+        ...capacityChecks,
+        ...(http.draining ? { http: 'draining' } : {}),
+      };
+    },
     routes,
   });
   const server = createHttpServer(app, config.httpLimits).listen(config.port, config.host);
