@@ -86,6 +86,14 @@ describe('circuit breaker', () => {
     ]);
   });
 
+  it('closes at once when the server proves itself outside a call (a reconnect)', async () => {
+    const { subject } = breaker();
+    for (let i = 0; i < 3; i++) await expect(subject.run(fail)).rejects.toThrow();
+    subject.recovered();
+    expect(subject.state).toBe('closed');
+    await expect(subject.run(succeed)).resolves.toBe('ok');
+  });
+
   it('counts a call past its time limit as a failure', async () => {
     const { subject } = breaker({ timeoutMs: 20 });
     const hang = () => new Promise<never>(() => {});

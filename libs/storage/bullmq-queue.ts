@@ -54,6 +54,8 @@ export class BullQueue implements JobQueue {
     // slow first answer. The breaker's time limit bounds each of our calls instead.
     this.connection = new Redis(options.redisUrl, { maxRetriesPerRequest: 3, lazyConnect: false });
     this.connection.on('error', () => {});
+    // A reconnect (Redis restarted, or the network back) closes the breaker at once.
+    this.connection.on('ready', () => this.breaker.recovered());
     this.queue = new Queue(this.queueName, { connection: this.connection, prefix: options.prefix });
     this.queue.on('error', () => {});
   }

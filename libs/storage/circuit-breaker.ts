@@ -111,6 +111,16 @@ export class CircuitBreaker {
     }
   }
 
+  /**
+   * The server has just proved itself outside any call (a new connection finished its
+   * handshake): close now rather than after the cool-down. A server that hangs again opens it
+   * again after `failureThreshold` failures.
+   */
+  recovered(): void {
+    this.failures = 0;
+    if (this.current !== 'closed' && !this.trialRunning) this.move('closed');
+  }
+
   /** Whether the call may go: throws when open; returns true when it is the half-open trial. */
   private admit(): boolean {
     if (this.current === 'closed') return false;

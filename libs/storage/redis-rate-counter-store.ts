@@ -59,6 +59,8 @@ export class RedisRateCounters implements RateCounterStore {
     }) as ScriptedRedis;
     // Failures surface as rejected commands, which the breaker counts.
     this.redis.on('error', () => {});
+    // A reconnect (Redis restarted, or the network back) closes the breaker at once.
+    this.redis.on('ready', () => this.breaker.recovered());
     this.redis.defineCommand('rateCount', { numberOfKeys: 1, lua: COUNT_SCRIPT });
   }
 

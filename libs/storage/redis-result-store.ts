@@ -83,6 +83,8 @@ export class RedisResultStore implements ResultStore {
     }) as ScriptedRedis;
     // Failures surface as rejected commands, which the cache counts as misses.
     this.redis.on('error', () => {});
+    // A reconnect (Redis restarted, or the network back) closes the breaker at once.
+    this.redis.on('ready', () => this.breaker.recovered());
     this.redis.defineCommand('resultSet', { numberOfKeys: 4, lua: SET_SCRIPT });
     this.redis.defineCommand('resultGet', { numberOfKeys: 3, lua: GET_SCRIPT });
   }
