@@ -1,6 +1,7 @@
 import fs from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
+import { waitFor } from '../../dev-tools/wait-for.ts';
 import { type Config, loadConfig } from '../../libs/config/config.ts';
 import {
   createScratchDatabase,
@@ -8,7 +9,7 @@ import {
   uniqueName,
 } from '../../libs/storage/scratch-database.ts';
 
-export { uniqueName };
+export { uniqueName, waitFor };
 
 /** The machine's Postgres and Redis, for tests of the real-server paths. */
 export const SERVER_POSTGRES_URL =
@@ -72,17 +73,4 @@ export async function testConfig(
       await fs.rm(dataDir, { recursive: true, force: true });
     },
   };
-}
-
-export async function waitFor<T>(
-  probe: () => Promise<T | undefined | false>,
-  { timeoutMs = 10_000, intervalMs = 50 } = {},
-): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await probe();
-    if (value !== undefined && value !== false) return value;
-    if (Date.now() > deadline) throw new Error(`condition not met within ${timeoutMs} ms`);
-    await new Promise((resolve) => setTimeout(resolve, intervalMs));
-  }
 }

@@ -1,6 +1,6 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import path from 'node:path';
-import { freePort } from './private-servers.ts';
+import { freePort } from '../../dev-tools/private-servers.ts';
 
 export interface ServerProcess {
   url: string;
