@@ -59,8 +59,15 @@ export async function privateRedis(): Promise<PrivateServer> {
         }
       });
     },
+    async pause() {
+      child?.kill('SIGSTOP');
+    },
+    async resume() {
+      child?.kill('SIGCONT');
+    },
     async kill() {
       if (!child) return;
+      // A frozen process still dies of SIGKILL.
       child.kill('SIGKILL');
       await exited(child);
       child = undefined;

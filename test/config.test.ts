@@ -101,4 +101,25 @@ describe('loadConfig', () => {
     });
     expect(() => loadConfig({ CAIRN_PG_STATEMENT_TIMEOUT_MS: '1e3' })).toThrow(ConfigError);
   });
+
+  it('reads the Redis command timeout and circuit breaker settings', () => {
+    expect(loadConfig({}).redisLimits).toEqual({
+      commandTimeoutMs: 500,
+      breakerFailures: 3,
+      breakerCoolDownMs: 5000,
+    });
+    const config = loadConfig({
+      CAIRN_REDIS_COMMAND_TIMEOUT_MS: '200',
+      CAIRN_REDIS_BREAKER_FAILURES: '5',
+      CAIRN_REDIS_BREAKER_COOLDOWN_MS: '1000',
+    });
+    expect(config.redisLimits).toEqual({
+      commandTimeoutMs: 200,
+      breakerFailures: 5,
+      breakerCoolDownMs: 1000,
+    });
+    expect(() => loadConfig({ CAIRN_REDIS_BREAKER_FAILURES: '0' })).toThrow(
+      /CAIRN_REDIS_BREAKER_FAILURES/,
+    );
+  });
 });

@@ -180,6 +180,7 @@ describe('HTTP platform conventions', () => {
       postgres: 'ok',
       clickhouse: 'ok',
       queue: 'ok',
+      rate_limits: 'ok',
       query_cache: 'ok',
     });
     expect(ready.headers.get('x-powered-by')).toBeNull();

@@ -1,12 +1,10 @@
 import { spawn } from 'node:child_process';
 import path from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { drainOutbox } from '../libs/projection/projector.ts';
 import { migrateClickHouse, openClickHouse } from '../libs/storage/clickhouse.ts';
-import { openPostgres, type Postgres } from '../libs/storage/postgres.ts';
-import { migratePostgres } from '../libs/storage/postgres-migrations.ts';
 import { appendFacts } from '../libs/tasks/outbox.repository.ts';
-import { createTestDatabase, type TestDatabase, tempDir } from './support/engines.ts';
+import { tempDir, useMigratedPostgres } from './support/engines.ts';
 import { expectRollupsMatchFacts } from './support/projection-invariants.ts';
 
 const CHILD = path.resolve('test/support/project-then-die.ts');
@@ -29,22 +27,12 @@ function runChild(args: string[]): Promise<NodeJS.Signals | null> {
 }
 
 describe('projector killed mid-batch', () => {
-  let database: TestDatabase;
-  let pg: Postgres;
-  beforeAll(async () => {
-    database = await createTestDatabase();
-    pg = await openPostgres({ url: database.url });
-    await migratePostgres(pg.db);
-  });
-  afterAll(async () => {
-    await pg.close();
-    await database.drop();
-  });
+  const scratch = useMigratedPostgres();
 
   it('restarts after SIGKILL between insert and checkpoint and ends with every fact once', async () => {
     const occurred = new Date('2026-11-22T08:00:00Z');
     for (let i = 0; i < 50; i++) {
-      await appendFacts(pg.db, [
+      await appendFacts(scratch.pg.db, [
         {
           kind: 'task_created',
           business: 'crash',
@@ -63,8 +51,8 @@ describe('projector killed mid-batch', () => {
       ]);
     }
     const chDir = `${await tempDir()}/ch`;
-    expect(await runChild([database.url, chDir, '20'])).toBe('SIGKILL');
-    expect(await runChild([database.url, chDir, '20'])).toBe('SIGKILL');
+    expect(await runChild([scratch.url, chDir, '20'])).toBe('SIGKILL');
+    expect(await runChild([scratch.url, chDir, '20'])).toBe('SIGKILL');
 
     const ch = await openClickHouse({ dataDir: chDir });
     try {
@@ -75,7 +63,7 @@ describe('projector killed mid-batch', () => {
       });
       // The killed child's insert reached ClickHouse: the retry below must not double it.
       expect((await before.json<{ n: number }>())[0]?.n).toBe(20);
-      await drainOutbox({ db: pg.db, clickhouse: ch.client, batchSize: 20 });
+      await drainOutbox({ db: scratch.pg.db, clickhouse: ch.client, batchSize: 20 });
       const after = await ch.client.query({
         query: 'SELECT count() AS n, uniqExact(fact_id) AS u FROM facts',
         format: 'JSONEachRow',

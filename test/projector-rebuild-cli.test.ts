@@ -1,12 +1,10 @@
 import { execFile } from 'node:child_process';
 import path from 'node:path';
 import { promisify } from 'node:util';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { openClickHouse } from '../libs/storage/clickhouse.ts';
-import { openPostgres, type Postgres } from '../libs/storage/postgres.ts';
-import { migratePostgres } from '../libs/storage/postgres-migrations.ts';
 import { appendFacts } from '../libs/tasks/outbox.repository.ts';
-import { createTestDatabase, type TestDatabase, tempDir } from './support/engines.ts';
+import { tempDir, useMigratedPostgres } from './support/engines.ts';
 import {
   expectRollupsMatchFacts,
   factFor,
@@ -16,20 +14,10 @@ import {
 const run = promisify(execFile);
 
 describe('npm run cli -- projector rebuild', () => {
-  let database: TestDatabase;
-  let pg: Postgres;
-  beforeAll(async () => {
-    database = await createTestDatabase();
-    pg = await openPostgres({ url: database.url });
-    await migratePostgres(pg.db);
-  });
-  afterAll(async () => {
-    await pg.close();
-    await database.drop();
-  });
+  const scratch = useMigratedPostgres();
 
   it('projects the whole outbox with a progress bar and reports what it did', async () => {
-    for (let i = 0; i < 25; i++) await appendFacts(pg.db, [factFor(`c${i % 2}`, `t${i}`)]);
+    for (let i = 0; i < 25; i++) await appendFacts(scratch.pg.db, [factFor(`c${i % 2}`, `t${i}`)]);
     const dataDir = await tempDir();
     const { stdout, stderr } = await run(
       process.execPath,
@@ -43,7 +31,7 @@ describe('npm run cli -- projector rebuild', () => {
         '10',
       ],
       {
-        env: { ...process.env, DATA_DIR: dataDir, DATABASE_URL: database.url, LOG_LEVEL: 'silent' },
+        env: { ...process.env, DATA_DIR: dataDir, DATABASE_URL: scratch.url, LOG_LEVEL: 'silent' },
       },
     );
     expect(stdout).toMatch(/Rebuilt facts: 25 facts re-projected in [\d.]+ s and swapped in\./);
@@ -54,7 +42,7 @@ describe('npm run cli -- projector rebuild', () => {
     // The CLI has exited, so this process may open its chDB directory.
     const ch = await openClickHouse({ dataDir: `${dataDir}/ch` });
     try {
-      const totals = await projectionTotals(pg.db, ch.client);
+      const totals = await projectionTotals(scratch.pg.db, ch.client);
       expect({ rows: totals.rows, distinct: totals.distinct }).toEqual({ rows: 25, distinct: 25 });
       expect(totals.clickhouse).toEqual(totals.postgres);
       await expectRollupsMatchFacts(ch.client);

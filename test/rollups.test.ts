@@ -2,7 +2,7 @@ import { execFile } from 'node:child_process';
 import fs from 'node:fs/promises';
 import path from 'node:path';
 import { promisify } from 'node:util';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { runQuery } from '../libs/analytics/query.service.ts';
 import { ROLLUP_NAMES } from '../libs/analytics/rollups.ts';
 import { generateFacts } from '../libs/demo/fact-generator.ts';
@@ -15,11 +15,9 @@ import {
   migrateClickHouse,
   openClickHouse,
 } from '../libs/storage/clickhouse.ts';
-import { openPostgres, type Postgres } from '../libs/storage/postgres.ts';
-import { migratePostgres } from '../libs/storage/postgres-migrations.ts';
 import { appendFacts } from '../libs/tasks/outbox.repository.ts';
 import { analyticsDeps } from './support/analytics.ts';
-import { createTestDatabase, type TestDatabase, tempDir } from './support/engines.ts';
+import { tempDir, useMigratedPostgres } from './support/engines.ts';
 import {
   expectRollupsMatchFacts,
   factFor,
@@ -42,17 +40,7 @@ async function openPreRollupClickHouse(dataDir: string): Promise<ClickHouse> {
 }
 
 describe('rollups kept exactly once with facts', () => {
-  let database: TestDatabase;
-  let pg: Postgres;
-  beforeAll(async () => {
-    database = await createTestDatabase();
-    pg = await openPostgres({ url: database.url });
-    await migratePostgres(pg.db);
-  });
-  afterAll(async () => {
-    await pg.close();
-    await database.drop();
-  });
+  const scratch = useMigratedPostgres();
 
   it('drops a retried insert from the rollups only with deduplicate_blocks_in_dependent_materialized_views', async () => {
     const ch = await openClickHouse({ dataDir: `${await tempDir()}/ch` });
@@ -107,15 +95,16 @@ describe('rollups kept exactly once with facts', () => {
     try {
       // Facts from before the upgrade: generated straight into ClickHouse and projected ones.
       await generateFacts(ch.client, { facts: 10_000, seed: 3, businesses: 4, now: NOW });
-      for (let i = 0; i < 40; i++) await appendFacts(pg.db, [factFor(`up${i % 2}`, `u${i}`)]);
-      const project = { db: pg.db, clickhouse: ch.client, batchSize: 7 };
+      for (let i = 0; i < 40; i++)
+        await appendFacts(scratch.pg.db, [factFor(`up${i % 2}`, `u${i}`)]);
+      const project = { db: scratch.pg.db, clickhouse: ch.client, batchSize: 7 };
       await drainOutbox(project);
 
       await migrateClickHouse(ch.client);
       const builds = await new RollupBuilds(ch.client, 50).start();
       expect(await rollupsNeedingBackfill(builds)).toEqual(ROLLUP_NAMES);
       const deps = {
-        ...analyticsDeps({ clickhouse: ch, postgres: pg }, { now: () => NOW }),
+        ...analyticsDeps({ clickhouse: ch, postgres: scratch.pg }, { now: () => NOW }),
         rollups: () => builds.ready(),
       };
       const ask = () =>
@@ -135,13 +124,13 @@ describe('rollups kept exactly once with facts', () => {
       let writing = true;
       const writer = (async () => {
         for (let i = 0; writing; i++) {
-          await appendFacts(pg.db, [factFor(`up${i % 2}`, `during${i}`)]);
+          await appendFacts(scratch.pg.db, [factFor(`up${i % 2}`, `during${i}`)]);
           await drainOutbox(project);
         }
       })();
       const progress: number[] = [];
       const { facts } = await backfillRollups({
-        db: pg.db,
+        db: scratch.pg.db,
         clickhouse: ch.client,
         builds,
         onProgress: ({ done }) => progress.push(done),
@@ -179,7 +168,7 @@ describe('rollups kept exactly once with facts', () => {
       process.execPath,
       ['--import', 'tsx', path.resolve('apps/cli/main.ts'), 'projector', 'backfill-rollups'],
       {
-        env: { ...process.env, DATA_DIR: dataDir, DATABASE_URL: database.url, LOG_LEVEL: 'silent' },
+        env: { ...process.env, DATA_DIR: dataDir, DATABASE_URL: scratch.url, LOG_LEVEL: 'silent' },
       },
     );
     expect(stdout).toMatch(/Backfilled rollups from 5000 facts in [\d.]+ s/);

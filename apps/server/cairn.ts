@@ -14,6 +14,7 @@ import { type BodyCheckOptions, BodyChecks } from '../../libs/http/body-checks.t
 import type { Route } from '../../libs/http/route.ts';
 import { Idempotency } from '../../libs/idempotency/idempotency.ts';
 import { instrumentAnalyticsRoutes } from '../../libs/observability/analytics-metrics.ts';
+import { circuitBreakerMetrics } from '../../libs/observability/breaker-metrics.ts';
 import { createLogger, type Logger } from '../../libs/observability/logger.ts';
 import { createMetrics } from '../../libs/observability/metrics.ts';
 import { projectionFreshness } from '../../libs/projection/freshness.ts';
@@ -35,6 +36,7 @@ import {
   rateSubject,
 } from '../../libs/rate-limit/rate-limit.ts';
 import { type Engines, openEngines } from '../../libs/storage/engines.ts';
+import { openRateCounterStore } from '../../libs/storage/rate-counter-stores.ts';
 import { advertiseServer } from '../../libs/storage/running-server.ts';
 import { postgresTransactor } from '../../libs/storage/unit-of-work.ts';
 import { resolveCursorKey } from '../../libs/tasks/cursor-key.ts';
@@ -79,10 +81,11 @@ export async function startCairn(options: CairnOptions): Promise<Cairn> {
   const { config } = options;
   const logger = options.logger ?? createLogger(config.logLevel);
   const now = options.now ?? (() => new Date());
-  const engines = await openEngines(config);
+  const metrics = createMetrics(config.role);
+  const breakerObserver = circuitBreakerMetrics(metrics.registry, logger);
+  const engines = await openEngines(config, { breakerObserver });
   const db = engines.postgres.db;
   const clickhouse = engines.clickhouse.client;
-  const metrics = createMetrics(config.role);
   registerProjectionGauges(metrics, { db, queue: engines.queue, now });
   const rollups = await new RollupBuilds(clickhouse).start();
   const backfill = await startRollupBackfill({ config, db, clickhouse, rollups, logger });
@@ -119,7 +122,13 @@ export async function startCairn(options: CairnOptions): Promise<Cairn> {
     db,
   });
   const tokens = await openTokenCache(engines.postgres);
-  const capacity = await openQueryCapacity({ config, engines, registry: metrics.registry, logger });
+  const capacity = await openQueryCapacity({
+    config,
+    engines,
+    registry: metrics.registry,
+    logger,
+    breakerObserver,
+  });
   const rateLimits = { ...DEFAULT_RATE_LIMITS, ...options.rateLimits };
   const routes =
     config.role === 'projector'
@@ -155,12 +164,12 @@ export async function startCairn(options: CairnOptions): Promise<Cairn> {
             metrics,
           ),
         ];
-  const rateLimiter = await createRateLimiter({
+  const rateCounters = await openRateCounterStore({
     redisUrl: config.redisUrl,
     prefix: config.redisPrefix,
-    limits: rateLimits,
-    logger,
+    guard: { ...config.redisLimits, observer: breakerObserver },
   });
+  const rateLimiter = createRateLimiter({ store: rateCounters, limits: rateLimits });
   const bodyChecks = new BodyChecks(routes, {
     onError: (error) => logger.error({ err: error }, 'a body-check worker thread died'),
     ...options.bodyChecks,
@@ -184,11 +193,19 @@ export async function startCairn(options: CairnOptions): Promise<Cairn> {
     },
     metrics,
     // A draining instance reports not-ready so a load balancer stops sending it requests.
-    readiness: async () => ({
-      ...(await engines.check()),
-      ...(await capacity.check()),
-      ...(http.draining ? { http: 'draining' } : {}),
-    }),
+    readiness: async () => {
+      const [engineChecks, rateLimits, capacityChecks] = await Promise.all([
+        engines.check(),
+        rateCounters.check(),
+        capacity.check(),
+      ]);
+      return {
+        ...engineChecks,
+        rate_limits: rateLimits,
+        ...capacityChecks,
+        ...(http.draining ? { http: 'draining' } : {}),
+      };
+    },
     routes,
   });
   const server = createHttpServer(app, config.httpLimits).listen(config.port, config.host);
@@ -227,6 +244,7 @@ export async function startCairn(options: CairnOptions): Promise<Cairn> {
       await backfill.stop();
       await rollups.close();
       await rateLimiter.close();
+      await rateCounters.close();
       await tokens.close();
       await capacity.close();
       await engines.close();

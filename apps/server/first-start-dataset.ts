@@ -1,8 +1,9 @@
 import type { Transaction } from 'kysely';
 import type { Principal } from '../../libs/auth/principal.ts';
-import type { Database, TaskStatus } from '../../libs/storage/database.ts';
+import type { Database } from '../../libs/storage/database.ts';
 import { addDependencies, removeDependency } from '../../libs/tasks/dependency.service.ts';
 import { createTask, type TaskDeps, updateTask } from '../../libs/tasks/task.service.ts';
+import type { TaskStatus } from '../../libs/tasks/task-status.ts';
 import { inTaskUnit } from '../../libs/tasks/task-unit.ts';
 
 /** Three businesses with their projects; every task goes through the write side. */

@@ -5,6 +5,7 @@ import { ResultCache } from '../../libs/analytics/result-cache.ts';
 import type { Config } from '../../libs/config/config.ts';
 import type { Logger } from '../../libs/observability/logger.ts';
 import { queryCapacityMetrics } from '../../libs/observability/query-capacity-metrics.ts';
+import type { BreakerObserver } from '../../libs/storage/circuit-breaker.ts';
 import type { Engines } from '../../libs/storage/engines.ts';
 import { openResultStore } from '../../libs/storage/result-stores.ts';
 
@@ -12,8 +13,8 @@ export interface QueryCapacity {
   executor: QueryExecutor;
   admission: Admission;
   cache: ResultCache | null;
-  /** The cache store's state, for /readyz. */
-  check(): Promise<Record<string, 'ok' | 'unavailable'>>;
+  /** The cache store's state, for /readyz: `degraded` while queries go without it. */
+  check(): Promise<Record<string, 'ok' | 'degraded'>>;
   close(): Promise<void>;
 }
 
@@ -28,6 +29,7 @@ type CapacityConfig = Pick<
   | 'queryQueuePerPrincipal'
   | 'queryQueueWaitMs'
   | 'queryCacheBytes'
+  | 'redisLimits'
 >;
 
 /** Admission, the result cache and the executor that puts both around the engine. */
@@ -36,6 +38,8 @@ export async function openQueryCapacity(options: {
   engines: Pick<Engines, 'clickhouse'>;
   registry: client.Registry;
   logger: Logger;
+  /** Hears of the Redis cache's circuit breaker (metrics, logs). */
+  breakerObserver?: BreakerObserver;
 }): Promise<QueryCapacity> {
   const { config, engines } = options;
   const metrics = queryCapacityMetrics(options.registry, options.logger);
@@ -57,6 +61,7 @@ export async function openQueryCapacity(options: {
           redisUrl: config.redisUrl,
           prefix: config.redisPrefix,
           maxBytes: config.queryCacheBytes,
+          guard: { ...config.redisLimits, observer: options.breakerObserver },
         })
       : null;
   const cache = store ? new ResultCache(store, metrics.cache) : null;
@@ -70,13 +75,13 @@ export async function openQueryCapacity(options: {
     executor,
     admission,
     cache,
-    async check(): Promise<Record<string, 'ok' | 'unavailable'>> {
+    async check(): Promise<Record<string, 'ok' | 'degraded'>> {
       if (!cache) return {};
       try {
         await cache.ping();
         return { query_cache: 'ok' };
       } catch {
-        return { query_cache: 'unavailable' };
+        return { query_cache: 'degraded' };
       }
     },
     async close() {

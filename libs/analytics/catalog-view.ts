@@ -8,8 +8,9 @@ import {
   noneLabel,
 } from './catalog.ts';
 import { MAX_RANGE_YEARS } from './date-range.ts';
+import { FILTER_OPS } from './filter-ops.ts';
 import { DEFAULT_PERIOD, PERIOD_DESCRIPTIONS, PERIODS } from './period.ts';
-import { COMPARE_MODES, DIRECTIONS, FILTER_OPS, INCLUSIONS } from './query.schema.ts';
+import { COMPARE_MODES, DIRECTIONS, INCLUSIONS } from './query.schema.ts';
 
 /** The catalog as callers see it: names, meanings and units, never SQL. */
 export function queryCatalog() {

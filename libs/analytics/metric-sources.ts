@@ -5,6 +5,7 @@ import {
   type MetricName,
   type MetricNeed,
 } from './catalog.ts';
+import { FILTER_OPERATORS } from './filter-ops.ts';
 import type { QueryFilter } from './query-parser.ts';
 import type { SourceName } from './rollups.ts';
 
@@ -54,11 +55,10 @@ function dimensionColumns(ctx: SourceContext, instant: string): string[] {
 export function filterConditions(filters: QueryFilter[], instant: string): string[] {
   return filters.map((filter, i) => {
     const expression = DIMENSIONS[filter.dimension].sql(instant);
-    return `${expression} ${OPERATORS[filter.op]} {f${i}:${filter.op === 'eq' || filter.op === 'neq' ? 'String' : 'Array(String)'}}`;
+    const operator = FILTER_OPERATORS[filter.op];
+    return `${expression} ${operator.sql} {f${i}:${operator.oneValue ? 'String' : 'Array(String)'}}`;
   });
 }
-
-const OPERATORS = { eq: '=', neq: '!=', in: 'IN', not_in: 'NOT IN' } as const;
 
 /** Each requested metric: its own aggregate here, a neutral value where another source computes it. */
 function metricColumns(ctx: SourceContext, source: 'flow' | 'state'): string[] {

@@ -1,5 +1,6 @@
 import type { StateBuckets } from './buckets.ts';
 import { METRICS, noneLabel } from './catalog.ts';
+import { FILTER_OPERATORS } from './filter-ops.ts';
 import { commonTables, flowSelect, type SourceContext, stateSelect } from './metric-sources.ts';
 import type { ResolvedPeriod } from './period.ts';
 import type { AnalyticsQuery } from './query-parser.ts';
@@ -106,7 +107,7 @@ function bindParams(
     // Null is how a query names "no label"; the facts store it as the dimension's `none`.
     const none = noneLabel(filter.dimension) ?? '';
     const values = filter.values.map((value) => value ?? none);
-    params[`f${i}`] = filter.op === 'eq' || filter.op === 'neq' ? values[0] : values;
+    params[`f${i}`] = FILTER_OPERATORS[filter.op].oneValue ? values[0] : values;
   });
   params.limit = options.rowLimit;
   params.offset = options.offset ?? 0;

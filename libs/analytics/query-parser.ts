@@ -1,11 +1,10 @@
 import { ValidationError, type ValidationIssue } from '../http/errors.ts';
 import { DIMENSIONS, type DimensionName, type MetricName, noneLabel } from './catalog.ts';
 import { type DateRange, parseDateRange } from './date-range.ts';
+import { FILTER_OPERATORS, type FilterOp } from './filter-ops.ts';
 import { canonicalTimezone, DEFAULT_PERIOD, type PeriodName } from './period.ts';
 import type { CompareMode, Inclusion } from './query.schema.ts';
 import { LIMIT_CEILING } from './query.schema.ts';
-
-export type FilterOp = 'eq' | 'neq' | 'in' | 'not_in';
 
 export interface QueryFilter {
   dimension: DimensionName;
@@ -90,7 +89,7 @@ export function parseQuery(request: QueryRequest, options: ParseOptions = {}): A
   }
   const filters = request.filters ?? [];
   filters.forEach((filter, i) => {
-    if ((filter.op === 'eq' || filter.op === 'neq') && filter.values.length !== 1) {
+    if (FILTER_OPERATORS[filter.op].oneValue && filter.values.length !== 1) {
       issues.push({
         loc: ['body', 'filters', i, 'values'],
         msg: `Operator '${filter.op}' takes exactly one value`,

@@ -7,8 +7,9 @@ import {
   type MetricName,
   noneLabel,
 } from './catalog.ts';
+import { FILTER_OPS } from './filter-ops.ts';
 import { PERIODS } from './period.ts';
-import { COMPARE_MODES, DIRECTIONS, FILTER_OPS, INCLUSIONS } from './query.schema.ts';
+import { COMPARE_MODES, DIRECTIONS, INCLUSIONS } from './query.schema.ts';
 
 /**
  * The answers of `/query` and `/query/catalog` as JSON Schema, built from the catalog so that a

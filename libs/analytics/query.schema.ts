@@ -1,5 +1,6 @@
 import type { JsonSchema } from '../http/validation.ts';
 import { DIMENSION_NAMES, METRIC_NAMES } from './catalog.ts';
+import { FILTER_OPS } from './filter-ops.ts';
 import { PERIODS } from './period.ts';
 
 export const MAX_METRICS = 20;
@@ -9,7 +10,6 @@ export const MAX_FILTER_VALUES = 100;
 /** The schema's ceiling; the configured `CAIRN_QUERY_MAX_ROWS` is checked by the parser. */
 export const LIMIT_CEILING = 1_000_000;
 
-export const FILTER_OPS = ['eq', 'neq', 'in', 'not_in'] as const;
 export const DIRECTIONS = ['asc', 'desc'] as const;
 export const COMPARE_MODES = ['previous_period', 'previous_year'] as const;
 export const INCLUSIONS = ['totals'] as const;

@@ -1,5 +1,6 @@
 import { type Selectable, sql } from 'kysely';
-import type { ApiTokensTable, Db } from '../storage/database.ts';
+import type { Db } from '../storage/database.ts';
+import type { ApiTokensTable } from './token.tables.ts';
 
 /** Where revocations are announced; `revokeToken` notifies it in the revoking transaction. */
 export const TOKEN_CHANNEL = 'cairn_token_revoked';

@@ -1,7 +1,6 @@
 import type { JsonSchema } from '../http/validation.ts';
+import { businessName } from './business-name.ts';
 import { SCOPES } from './principal.ts';
-
-export const BUSINESS_PATTERN = '^[A-Za-z0-9_.-]{1,100}$';
 
 export const createTokenBody: JsonSchema = {
   type: 'object',
@@ -15,7 +14,7 @@ export const createTokenBody: JsonSchema = {
     },
     businesses: {
       type: 'array',
-      items: { type: 'string', pattern: BUSINESS_PATTERN },
+      items: businessName,
       minItems: 1,
       maxItems: 100,
       uniqueItems: true,

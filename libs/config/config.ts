@@ -28,6 +28,8 @@ export interface Config {
   readonly redisUrl: string | undefined;
   /** Key prefix for everything Cairn keeps in Redis, so several deployments can share one server. */
   readonly redisPrefix: string;
+  /** Time limit and circuit breaker of Redis on the request path (rate limits, wake-ups). */
+  readonly redisLimits: RedisLimits;
   readonly masterKey: string | undefined;
   /**
    * Key material for signing pagination cursors. Unset: derived from the master key, or from a
@@ -72,6 +74,15 @@ export interface PostgresTimeouts {
   readonly idleInTransactionMs: number;
   /** Waiting for a pooled connection while all are busy. @defaultValue 5000 */
   readonly acquireMs: number;
+}
+
+export interface RedisLimits {
+  /** One Redis command for rate limits or a projector wake-up. @defaultValue 500 */
+  readonly commandTimeoutMs: number;
+  /** Failures (errors or timeouts) in a row that open a Redis circuit breaker. @defaultValue 3 */
+  readonly breakerFailures: number;
+  /** How long an open breaker fails calls at once before it lets one try Redis. @defaultValue 5000 */
+  readonly breakerCoolDownMs: number;
 }
 
 export interface HttpLimits {
@@ -206,6 +217,11 @@ export function loadConfig(env: Env = process.env): Config {
     clickhouseCluster,
     redisUrl,
     redisPrefix: read('CAIRN_REDIS_PREFIX') ?? 'cairn',
+    redisLimits: Object.freeze({
+      commandTimeoutMs: integer('CAIRN_REDIS_COMMAND_TIMEOUT_MS', 500, 10, 60_000),
+      breakerFailures: integer('CAIRN_REDIS_BREAKER_FAILURES', 3, 1, 1_000),
+      breakerCoolDownMs: integer('CAIRN_REDIS_BREAKER_COOLDOWN_MS', 5_000, 100, 600_000),
+    }),
     masterKey,
     cursorSecret,
     queryMaxRows: integer('CAIRN_QUERY_MAX_ROWS', 10_000, 1, 1_000_000),

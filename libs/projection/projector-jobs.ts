@@ -27,8 +27,10 @@ export async function startProjector(
         return;
     }
   });
-  await queue.repeat(SCHEDULE_ID, DRAIN, pollMs);
-  await queue.add(DRAIN);
+  // A Redis that does not answer in time now must not stop the process from starting: the
+  // re-assertion below sets the timer up once it does.
+  await queue.repeat(SCHEDULE_ID, DRAIN, pollMs).catch(() => {});
+  await queue.add(DRAIN).catch(() => {});
   // A Redis restarted without persistence comes back without the job schedule; facts written
   // while it was away would then wait for the next write's wake-up. Re-asserting the schedule
   // (an idempotent upsert) brings the timer back within a few polls. The in-process queue
@@ -53,8 +55,11 @@ export async function startProjector(
 }
 
 /**
- * A wake-up for the projector after a commit. Best effort: a lost wake-up only delays a fact
- * until the timer job, so a queue hiccup never fails the write that already committed.
+ * A wake-up for the projector after a commit. Best effort: a job carries no facts, only "look
+ * at the outbox", and every drain reads from the checkpoint, so a lost wake-up only delays
+ * facts until the next drain (the timer job, or a later wake-up); a queue hiccup never fails
+ * the write that already committed. While the queue's circuit breaker is open the add fails
+ * at once and the wake-up is skipped; nothing waits on a hung Redis.
  */
 export function wakeProjector(queue: JobQueue): () => void {
   return () => {

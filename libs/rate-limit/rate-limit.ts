@@ -1,12 +1,9 @@
-import { Redis } from 'ioredis';
-import {
-  type RateLimiterAbstract,
-  RateLimiterMemory,
-  RateLimiterRedis,
-  RateLimiterRes,
-} from 'rate-limiter-flexible';
 import type { Principal } from '../auth/principal.ts';
-import type { Logger } from '../observability/logger.ts';
+import {
+  MemoryRateCounters,
+  type RateCount,
+  type RateCounterStore,
+} from '../storage/rate-counter-store.ts';
 
 /**
  * Budget classes. The master key is charged as a user token: it only manages tokens, and a
@@ -38,16 +35,18 @@ export interface RateLimiter {
   consume(principal: Principal | undefined, ip: string): Promise<RateDecision>;
   /** Reports the caller's budget without charging it (health probes, metrics scrapes). */
   peek(principal: Principal | undefined, ip: string): Promise<RateDecision>;
+  /** Drops the in-memory fallback counts; the store is closed by whoever opened it. */
   close(): Promise<void>;
 }
 
 export interface RateLimiterOptions {
-  /** Shared counters across instances; without it each process counts alone. */
-  redisUrl?: string | undefined;
-  /** Redis key prefix (config.redisPrefix). */
-  prefix: string;
+  /**
+   * Where budgets are counted: Redis (shared by every instance) or process memory. The limiter
+   * neither opens nor closes it: it is a storage adapter, checked by readiness and closed on
+   * shutdown with the other engines.
+   */
+  store: RateCounterStore;
   limits?: Partial<Record<RateClass, number>>;
-  logger?: Logger;
 }
 
 /** Who pays for a request: a token pays for itself, everyone else by client address. */
@@ -64,31 +63,18 @@ export function rateSubject(
 }
 
 /**
- * Waits (briefly) for Redis to be ready, so the first requests are counted where every
- * instance sees them; a Redis that is down at start-up leaves the insurance limiter in charge.
+ * Charges requests to the store's counters. Each instance also counts every request in its own
+ * memory, with the same budgets: when the Redis store fails or its circuit breaker is open,
+ * that count decides, so the service keeps limiting through an outage (per instance: each one
+ * grants up to the full budget) instead of letting everything through or refusing everyone;
+ * since it has counted all along, a caller that spent its budget here is still refused. Redis
+ * decides again as soon as it answers.
  */
-export async function createRateLimiter(options: RateLimiterOptions): Promise<RateLimiter> {
+export function createRateLimiter(options: RateLimiterOptions): RateLimiter {
   const limits = { ...DEFAULT_RATE_LIMITS, ...options.limits };
-  const redis = options.redisUrl ? connect(options.redisUrl, options.logger) : undefined;
-  if (redis) await ready(redis, 2_000);
-  const limiters = {} as Record<RateClass, RateLimiterAbstract>;
-  for (const rateClass of Object.keys(limits) as RateClass[]) {
-    const base = {
-      points: limits[rateClass],
-      duration: RATE_WINDOW_SECONDS,
-      keyPrefix: `${options.prefix}:ratelimit:${rateClass}`,
-    };
-    // The insurance limiter answers while Redis is unreachable: each instance then counts
-    // alone (a looser limit for the outage), and Redis takes over again once it is back.
-    limiters[rateClass] = redis
-      ? new RateLimiterRedis({
-          ...base,
-          storeClient: redis,
-          rejectIfRedisNotReady: true,
-          insuranceLimiter: new RateLimiterMemory(base),
-        })
-      : new RateLimiterMemory(base);
-  }
+  const { store } = options;
+  const local = store instanceof MemoryRateCounters ? undefined : new MemoryRateCounters();
+  const windowMs = RATE_WINDOW_SECONDS * 1000;
 
   const decide = async (
     principal: Principal | undefined,
@@ -96,71 +82,40 @@ export async function createRateLimiter(options: RateLimiterOptions): Promise<Ra
     charge: boolean,
   ): Promise<RateDecision> => {
     const { rateClass, key } = rateSubject(principal, ip);
-    const limiter = limiters[rateClass];
     const limit = limits[rateClass];
-    try {
-      const res = charge ? await limiter.consume(key) : await limiter.get(key);
-      return toDecision(true, limit, res);
-    } catch (error) {
-      if (error instanceof RateLimiterRes) return toDecision(false, limit, error);
-      // Both stores failed: serving unmetered beats refusing everyone.
-      options.logger?.warn({ err: error }, 'rate limiter unavailable; request not metered');
-      return toDecision(true, limit, null);
+    const id = `${rateClass}:${key}`;
+    let count: RateCount;
+    if (local) {
+      const fallback = local.countNow(id, windowMs, charge);
+      try {
+        count = await store.count(id, windowMs, charge);
+      } catch {
+        // Redis failed or its breaker is open (logged once, in metrics and /readyz).
+        count = fallback;
+      }
+    } else {
+      count = await store.count(id, windowMs, charge);
     }
+    return toDecision(!charge || count.consumed <= limit, limit, count);
   };
 
   return {
-    kind: redis ? 'redis' : 'memory',
+    kind: store.kind,
     consume: (principal, ip) => decide(principal, ip, true),
     peek: (principal, ip) => decide(principal, ip, false),
     async close() {
-      redis?.disconnect();
+      await local?.close();
     },
   };
 }
 
-function toDecision(allowed: boolean, limit: number, res: RateLimiterRes | null): RateDecision {
-  const msBeforeNext = res ? Math.max(0, res.msBeforeNext) : RATE_WINDOW_SECONDS * 1000;
+function toDecision(allowed: boolean, limit: number, count: RateCount): RateDecision {
+  const msBeforeNext = Math.max(0, count.msBeforeReset);
   return {
     allowed,
     limit,
-    remaining: res ? Math.max(0, limit - res.consumedPoints) : limit,
+    remaining: Math.max(0, limit - count.consumed),
     resetAt: Math.ceil((Date.now() + msBeforeNext) / 1000),
     retryAfter: Math.max(1, Math.ceil(msBeforeNext / 1000)),
   };
-}
-
-function connect(url: string, logger: Logger | undefined): Redis {
-  const redis = new Redis(url, {
-    // Fail fast instead of queueing while disconnected, so the insurance limiter answers at
-    // once; a hung server is cut off by the command timeout. ioredis keeps reconnecting.
-    enableOfflineQueue: false,
-    maxRetriesPerRequest: 1,
-    commandTimeout: 500,
-    connectTimeout: 2_000,
-    retryStrategy: (attempt) => Math.min(attempt * 100, 2_000),
-  });
-  let healthy = true;
-  redis.on('error', (error) => {
-    if (healthy) logger?.warn({ err: error }, 'rate limits: Redis unreachable, counting in memory');
-    healthy = false;
-  });
-  redis.on('ready', () => {
-    if (!healthy) logger?.info('rate limits: Redis is back');
-    healthy = true;
-  });
-  return redis;
-}
-
-async function ready(redis: Redis, timeoutMs: number): Promise<void> {
-  if (redis.status === 'ready') return;
-  await new Promise<void>((resolve) => {
-    const timer = setTimeout(done, timeoutMs);
-    function done() {
-      clearTimeout(timer);
-      redis.off('ready', done);
-      resolve();
-    }
-    redis.on('ready', done);
-  });
 }

@@ -1,69 +1,11 @@
-import type { ColumnType, Generated, Kysely, Transaction } from 'kysely';
+import type { ColumnType, Kysely, Transaction } from 'kysely';
 
-export type TaskStatus = 'open' | 'in_progress' | 'completed' | 'cancelled';
-export const TASK_STATUSES: readonly TaskStatus[] = [
-  'open',
-  'in_progress',
-  'completed',
-  'cancelled',
-];
+/** A timestamp column: read as a Date, written as a Date or ISO text, defaulted on insert. */
+export type Timestamp = ColumnType<Date, Date | string | undefined, Date | string>;
 
-type Timestamp = ColumnType<Date, Date | string | undefined, Date | string>;
-
-export interface TasksTable {
-  gid: string;
-  business: string;
+export interface SchemaMigrationsTable {
   name: string;
-  project: string | null;
-  assignee: string | null;
-  status: ColumnType<TaskStatus, TaskStatus | undefined, TaskStatus>;
-  due_on: string | null;
-  created_at: Timestamp;
-  updated_at: Timestamp;
-  completed_at: Date | null;
-  /** Raised by each change of the record; the task's ETag. */
-  version: ColumnType<number, number | undefined, number>;
-}
-
-export interface TaskDependenciesTable {
-  id: Generated<number>;
-  task_gid: string;
-  dependency_gid: string;
-  business: string;
-  created_at: Timestamp;
-}
-
-export interface OutboxTable {
-  id: Generated<number>;
-  xid: Generated<string>;
-  kind: string;
-  business: string;
-  task_gid: string;
-  payload: ColumnType<Record<string, unknown>, string, string>;
-  occurred_at: Timestamp;
-}
-
-export interface ProjectorCheckpointsTable {
-  name: string;
-  cursor_xid: ColumnType<string, string | undefined, string>;
-  cursor_id: ColumnType<number, number | undefined, number>;
-  pending_xid: string | null;
-  pending_id: number | null;
-  pending_count: number | null;
-  projected_at: Date | null;
-  updated_at: Timestamp;
-}
-
-export interface ApiTokensTable {
-  id: string;
-  name: string;
-  token_hash: string;
-  kind: 'user' | 'service_account';
-  scopes: string[];
-  businesses: string[];
-  created_at: Timestamp;
-  expires_at: Date | null;
-  revoked_at: Date | null;
+  applied_at: Timestamp;
 }
 
 export interface IdempotencyKeysTable {
@@ -82,25 +24,15 @@ export interface IdempotencyKeysTable {
   expires_at: Date;
 }
 
-export interface ServerSecretsTable {
-  name: string;
-  secret: string;
-  created_at: Timestamp;
-}
-
-export interface SchemaMigrationsTable {
-  name: string;
-  applied_at: Timestamp;
-}
-
+/**
+ * The Postgres schema as Kysely sees it. Storage declares only the tables of its own adapters;
+ * each domain adds its tables from its `*.tables.ts` file by module augmentation
+ * (`declare module '../storage/database.ts' { interface Database { … } }`), so storage never
+ * imports a domain. Every such file lies under the tsconfig `include`, so a type check always
+ * sees the whole schema.
+ */
 export interface Database {
-  tasks: TasksTable;
-  task_dependencies: TaskDependenciesTable;
-  outbox: OutboxTable;
-  projector_checkpoints: ProjectorCheckpointsTable;
   schema_migrations: SchemaMigrationsTable;
-  api_tokens: ApiTokensTable;
-  server_secrets: ServerSecretsTable;
   idempotency_keys: IdempotencyKeysTable;
 }
 

@@ -1,5 +1,6 @@
 import type { Config } from '../config/config.ts';
 import { BullQueue } from './bullmq-queue.ts';
+import type { BreakerObserver } from './circuit-breaker.ts';
 import { type ClickHouse, migrateClickHouse, openClickHouse } from './clickhouse.ts';
 import { MemoryQueue } from './memory-queue.ts';
 import { openPostgres, type Postgres } from './postgres.ts';
@@ -10,8 +11,11 @@ export interface Engines {
   postgres: Postgres;
   clickhouse: ClickHouse;
   queue: JobQueue;
-  /** Each engine's answer to a trivial request: what /readyz reports. */
-  check(): Promise<Record<string, 'ok' | 'unavailable'>>;
+  /**
+   * Each engine's answer to a trivial request: what /readyz reports. The queue is `degraded`
+   * rather than `unavailable` when Redis does not answer: writes go on without wake-ups.
+   */
+  check(): Promise<Record<string, 'ok' | 'unavailable' | 'degraded'>>;
   close(): Promise<void>;
 }
 
@@ -25,10 +29,14 @@ type EngineConfig = Pick<
   | 'dataDir'
   | 'dataPaths'
 > &
-  Partial<Pick<Config, 'postgresTimeouts'>>;
+  Partial<Pick<Config, 'postgresTimeouts' | 'redisLimits'>>;
 
 /** Opens Postgres, ClickHouse and the queue (servers where configured, embedded otherwise), migrated. */
-export async function openEngines(config: EngineConfig): Promise<Engines> {
+export async function openEngines(
+  config: EngineConfig,
+  /** Hears of the queue's circuit breaker (metrics, logs). */
+  options: { breakerObserver?: BreakerObserver } = {},
+): Promise<Engines> {
   const postgres = await openPostgres({
     url: config.databaseUrl,
     dataDir: config.dataPaths.postgres,
@@ -48,7 +56,13 @@ export async function openEngines(config: EngineConfig): Promise<Engines> {
     throw error;
   }
   const queue: JobQueue = config.redisUrl
-    ? new BullQueue({ redisUrl: config.redisUrl, prefix: config.redisPrefix })
+    ? new BullQueue({
+        redisUrl: config.redisUrl,
+        prefix: config.redisPrefix,
+        ...(config.redisLimits
+          ? { guard: { ...config.redisLimits, observer: options.breakerObserver } }
+          : {}),
+      })
     : new MemoryQueue();
   const ch = clickhouse;
   return {
@@ -57,18 +71,21 @@ export async function openEngines(config: EngineConfig): Promise<Engines> {
     queue,
     async check() {
       // Only ok/unavailable: engine error text can carry host names and users.
-      const probe = async (work: () => Promise<void>) => {
+      const probe = async (
+        work: () => Promise<void>,
+        failed: 'unavailable' | 'degraded' = 'unavailable',
+      ) => {
         try {
           await withTimeout(work(), 2_000);
           return 'ok' as const;
         } catch {
-          return 'unavailable' as const;
+          return failed;
         }
       };
       const [pg, chResult, q] = await Promise.all([
         probe(() => postgres.ping()),
         probe(() => ch.ping()),
-        probe(() => queue.ping()),
+        probe(() => queue.ping(), 'degraded'),
       ]);
       return { postgres: pg, clickhouse: chResult, queue: q };
     },

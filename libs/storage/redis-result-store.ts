@@ -1,5 +1,10 @@
 import { Redis } from 'ioredis';
+import { CircuitBreaker } from './circuit-breaker.ts';
+import type { RedisGuard } from './redis-guard.ts';
 import { MAX_ENTRY_SHARE, type ResultStore } from './result-store.ts';
+
+/** A cache that does not answer this promptly is a miss: the engine answers instead. */
+const CACHE_COMMAND_TIMEOUT_MS = 250;
 
 /**
  * Writes an entry, accounts its bytes and evicts least recently used entries until the total is
@@ -36,7 +41,8 @@ type ScriptedRedis = Redis & {
 /**
  * The result cache in Redis, shared by every API instance, bounded in bytes by Cairn's own
  * accounting (Redis's maxmemory policy is the server's business). Commands fail fast rather
- * than queue: a cache that does not answer promptly is a miss.
+ * than queue: a cache that does not answer promptly is a miss, and after a few in a row its
+ * circuit breaker skips Redis altogether until a trial call finds it answering.
  */
 export class RedisResultStore implements ResultStore {
   readonly kind = 'redis';
@@ -44,9 +50,23 @@ export class RedisResultStore implements ResultStore {
   private readonly keys: { entry: string; recency: string; bytes: string; sequence: string };
 
   private readonly maxBytes: number;
+  readonly breaker: CircuitBreaker;
 
-  constructor(url: string, prefix: string, maxBytes: number) {
+  constructor(
+    url: string,
+    prefix: string,
+    maxBytes: number,
+    guard: Omit<RedisGuard, 'commandTimeoutMs'> = { breakerFailures: 3, breakerCoolDownMs: 5_000 },
+  ) {
     this.maxBytes = maxBytes;
+    this.breaker = new CircuitBreaker({
+      name: 'redis_query_cache',
+      whileOpen: 'analytics answered by the engine without the result cache',
+      timeoutMs: CACHE_COMMAND_TIMEOUT_MS,
+      failureThreshold: guard.breakerFailures,
+      coolDownMs: guard.breakerCoolDownMs,
+      observer: guard.observer,
+    });
     const base = `${prefix}:qcache:`;
     this.keys = {
       entry: `${base}e:`,
@@ -57,12 +77,14 @@ export class RedisResultStore implements ResultStore {
     this.redis = new Redis(url, {
       enableOfflineQueue: false,
       maxRetriesPerRequest: 0,
-      commandTimeout: 250,
+      commandTimeout: CACHE_COMMAND_TIMEOUT_MS,
       connectTimeout: 2_000,
       retryStrategy: (attempt) => Math.min(attempt * 100, 2_000),
     }) as ScriptedRedis;
     // Failures surface as rejected commands, which the cache counts as misses.
     this.redis.on('error', () => {});
+    // A reconnect (Redis restarted, or the network back) closes the breaker at once.
+    this.redis.on('ready', () => this.breaker.recovered());
     this.redis.defineCommand('resultSet', { numberOfKeys: 4, lua: SET_SCRIPT });
     this.redis.defineCommand('resultGet', { numberOfKeys: 3, lua: GET_SCRIPT });
   }
@@ -84,27 +106,31 @@ export class RedisResultStore implements ResultStore {
 
   async get(id: string): Promise<string | undefined> {
     const { entry, recency, sequence } = this.keys;
-    const value = await this.redis.resultGet(`${entry}${id}`, recency, sequence, id);
+    const value = await this.breaker.run(() =>
+      this.redis.resultGet(`${entry}${id}`, recency, sequence, id),
+    );
     return value ?? undefined;
   }
 
   async set(id: string, value: string): Promise<number> {
     if (Buffer.byteLength(value) > this.maxBytes / MAX_ENTRY_SHARE) return 0;
     const { entry, recency, bytes, sequence } = this.keys;
-    return this.redis.resultSet(
-      `${entry}${id}`,
-      recency,
-      bytes,
-      sequence,
-      id,
-      value,
-      this.maxBytes,
-      entry,
+    return this.breaker.run(() =>
+      this.redis.resultSet(
+        `${entry}${id}`,
+        recency,
+        bytes,
+        sequence,
+        id,
+        value,
+        this.maxBytes,
+        entry,
+      ),
     );
   }
 
   async ping(): Promise<void> {
-    await this.redis.ping();
+    await this.breaker.run(() => this.redis.ping());
   }
 
   async close(): Promise<void> {

@@ -1,7 +1,8 @@
 import { type RawBuilder, sql } from 'kysely';
-import type { Db, TaskStatus } from '../storage/database.ts';
+import type { Db } from '../storage/database.ts';
 import type { EdgeListing } from './keyset-cursor.ts';
 import type { TaskRow } from './task.repository.ts';
+import type { TaskStatus } from './task-status.ts';
 
 export interface Edge {
   id: number;

@@ -1,6 +1,5 @@
 import { responseMeta, single } from '../http/envelope.ts';
 import { defineRoute, type Route } from '../http/route.ts';
-import type { TaskStatus } from '../storage/database.ts';
 import {
   addDependenciesBody,
   dependencyParams,
@@ -22,6 +21,7 @@ import { type OptField, parseOptFields } from './opt-fields.ts';
 import { gidParams, taskRecord } from './task.schemas.ts';
 import { taskEtag } from './task-etag.ts';
 import { parseStatuses } from './task-filters.ts';
+import type { TaskStatus } from './task-status.ts';
 import { toCompactTaskView, toTaskView } from './task-view.ts';
 
 interface EdgeListChecked {

@@ -1,7 +1,7 @@
 import { allowedBusinesses, visibleBusiness, visibleOrNotFound } from '../auth/access.ts';
 import type { Principal } from '../auth/principal.ts';
 import { AppError, ValidationError, type ValidationIssue } from '../http/errors.ts';
-import type { Db, TaskStatus } from '../storage/database.ts';
+import type { Db } from '../storage/database.ts';
 import { findCycle } from './cycle-check.ts';
 import {
   deleteEdge,
@@ -18,6 +18,7 @@ import { appendFacts } from './outbox.repository.ts';
 import { findTask, findTasks, type TaskRow } from './task.repository.ts';
 import type { TaskDeps } from './task.service.ts';
 import { taskFact } from './task-facts.ts';
+import type { TaskStatus } from './task-status.ts';
 
 export interface DependencyDeps extends TaskDeps {
   /** Signs pagination cursors; the same on every instance (see cursor-key.ts). */

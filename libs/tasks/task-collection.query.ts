@@ -7,7 +7,7 @@ import {
   type TaskCollectionQuery,
   type TaskFilters,
 } from './task-collection.schema.ts';
-import type { LabelFilter } from './task-filters.ts';
+import { type LabelFilter, RANGE_OP_NAMES, RANGE_OPS, rangeKey } from './task-filters.ts';
 
 export interface TaskCollectionPage {
   rows: TaskRow[];
@@ -67,15 +67,11 @@ export function taskCollectionStatements(
   // Answered from the trigram index on name (sql/postgres/0006_task_search.sql).
   if (query.q !== undefined) filtered = filtered.where('name', 'ilike', containsPattern(query.q));
   for (const field of RANGE_FIELDS) {
-    const from = filters[`${field}[gte]`];
-    const to = filters[`${field}[lt]`];
-    if (from !== undefined) filtered = filtered.where(field, '>=', from);
-    if (to !== undefined) filtered = filtered.where(field, '<', to);
+    for (const op of RANGE_OP_NAMES) {
+      const bound = filters[rangeKey(field, op)];
+      if (bound !== undefined) filtered = filtered.where(field, RANGE_OPS[op].sql, bound);
+    }
   }
-  const dueFrom = query['due_on[gte]'];
-  const dueTo = query['due_on[lt]'];
-  if (dueFrom !== undefined) filtered = filtered.where('due_on', '>=', dueFrom);
-  if (dueTo !== undefined) filtered = filtered.where('due_on', '<', dueTo);
 
   return {
     count: filtered.select((eb) => eb.fn.countAll<number>().as('total')),

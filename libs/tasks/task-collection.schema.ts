@@ -1,5 +1,4 @@
 import type { JsonSchema } from '../http/validation.ts';
-import type { TaskStatus } from '../storage/database.ts';
 import { OPT_FIELDS_PARAMETER } from './opt-fields.ts';
 import { dueDate } from './task.schemas.ts';
 import {
@@ -9,7 +8,11 @@ import {
   parseInstant,
   parseLabels,
   parseStatuses,
+  RANGE_OP_NAMES,
+  type RangeKey,
+  rangeKey,
 } from './task-filters.ts';
+import { TASK_STATUSES, type TaskStatus } from './task-status.ts';
 
 export const TASK_SORT_FIELDS = ['created_at', 'updated_at', 'name', 'due_on'] as const;
 export type TaskSortField = (typeof TASK_SORT_FIELDS)[number];
@@ -22,26 +25,27 @@ export interface TaskCollectionQuery {
   order: 'asc' | 'desc';
   business?: string;
   q?: string;
-  'due_on[gte]'?: string;
-  'due_on[lt]'?: string;
 }
 
 /** Timestamp columns with `[gte]`/`[lt]` range filters. */
-export const RANGE_FIELDS = ['created_at', 'updated_at', 'completed_at'] as const;
-type RangeKey = `${(typeof RANGE_FIELDS)[number]}[${'gte' | 'lt'}]`;
+export const INSTANT_FIELDS = ['created_at', 'updated_at', 'completed_at'] as const;
+type InstantKey = RangeKey<(typeof INSTANT_FIELDS)[number]>;
+type DueKey = RangeKey<'due_on'>;
+/** Every column with range filters: the instants, and the due date (a plain date). */
+export const RANGE_FIELDS = [...INSTANT_FIELDS, 'due_on'] as const;
 
-/** The filters whose values are parsed beyond the schema (lists, `null`, date-only bounds). */
+/** The filters the route hands to the query, checked beyond the schema (lists, `null`, bounds). */
 export type TaskFilters = {
   status?: TaskStatus[] | undefined;
   project?: LabelFilter | undefined;
   assignee?: LabelFilter | undefined;
-} & { [K in RangeKey]?: Date | undefined };
+} & { [K in InstantKey]?: Date | undefined } & { [K in DueKey]?: string | undefined };
 
 const text = { type: 'string', minLength: 1, maxLength: 200 };
-const day = dueDate;
-const rangeKeys = RANGE_FIELDS.flatMap((field) =>
-  (['gte', 'lt'] as const).map((op) => [`${field}[${op}]` as RangeKey, field, op] as const),
+const instantKeys = INSTANT_FIELDS.flatMap((field) =>
+  RANGE_OP_NAMES.map((op) => [rangeKey(field, op), field, op] as const),
 );
+const dueKeys = RANGE_OP_NAMES.map((op) => rangeKey('due_on', op));
 
 /** Search text: at least three characters, so that a trigram index can answer it. */
 export const SEARCH_PARAMETER = {
@@ -62,7 +66,7 @@ export const taskCollectionQuery: JsonSchema = {
     order: { type: 'string', enum: ['asc', 'desc'], default: 'desc' },
     business: text,
     status: multiValueParameter(
-      'One or more of open, in_progress, completed, cancelled: comma-separated or repeated.',
+      `One or more of ${TASK_STATUSES.join(', ')}: comma-separated or repeated.`,
     ),
     project: multiValueParameter(
       'One or more projects, comma-separated or repeated; `null` matches tasks without a project.',
@@ -71,9 +75,10 @@ export const taskCollectionQuery: JsonSchema = {
       'One or more assignees, comma-separated or repeated; `null` matches unassigned tasks.',
     ),
     q: SEARCH_PARAMETER,
-    ...Object.fromEntries(rangeKeys.map(([key, field, op]) => [key, instantParameter(field, op)])),
-    'due_on[gte]': day,
-    'due_on[lt]': day,
+    ...Object.fromEntries(
+      instantKeys.map(([key, field, op]) => [key, instantParameter(field, op)]),
+    ),
+    ...Object.fromEntries(dueKeys.map((key) => [key, dueDate])),
     opt_fields: OPT_FIELDS_PARAMETER,
   },
   // An unknown filter is refused rather than ignored: a typo must not widen the result.
@@ -89,7 +94,11 @@ export function taskFilterChecks(query: Record<string, unknown>): {
     project: () => parseLabels('project', query.project),
     assignee: () => parseLabels('assignee', query.assignee),
     ...(Object.fromEntries(
-      rangeKeys.map(([key]) => [key, () => parseInstant(key, query[key])]),
-    ) as { [K in RangeKey]: () => Date | undefined }),
+      instantKeys.map(([key]) => [key, () => parseInstant(key, query[key])]),
+    ) as { [K in InstantKey]: () => Date | undefined }),
+    // Already a valid date: the schema checks it.
+    ...(Object.fromEntries(dueKeys.map((key) => [key, () => query[key] as string | undefined])) as {
+      [K in DueKey]: () => string | undefined;
+    }),
   };
 }

@@ -1,7 +1,7 @@
 import { fullFormats } from 'ajv-formats/dist/formats.js';
 import { instantOf } from '../http/date-time-format.ts';
 import { ValidationError, type ValidationIssue } from '../http/errors.ts';
-import { TASK_STATUSES, type TaskStatus } from '../storage/database.ts';
+import { TASK_STATUSES, type TaskStatus } from './task-status.ts';
 
 /**
  * Filters of the task listings, parsed from query text. A multi-valued filter is written
@@ -122,10 +122,26 @@ export function parseInstant(name: string, raw: unknown): Date | undefined {
   return new Date(at);
 }
 
-/** A timestamp range filter: `field[gte]` and `field[lt]`, half-open. */
-export function instantParameter(field: string, op: 'gte' | 'lt') {
+/**
+ * The operators of a range filter `field[op]`. Ranges are half-open, so that consecutive ones
+ * (`[gte]=2026-11-01&[lt]=2026-12-01`, then December) never share a task.
+ */
+export const RANGE_OPS = {
+  gte: { sql: '>=', phrase: 'on or after' },
+  lt: { sql: '<', phrase: 'before' },
+} as const;
+export type RangeOp = keyof typeof RANGE_OPS;
+export const RANGE_OP_NAMES = Object.keys(RANGE_OPS) as RangeOp[];
+
+/** The query key of a range filter, as it arrives: `created_at[gte]`. */
+export type RangeKey<Field extends string> = `${Field}[${RangeOp}]`;
+export const rangeKey = <Field extends string>(field: Field, op: RangeOp): RangeKey<Field> =>
+  `${field}[${op}]`;
+
+/** A timestamp range filter: `field[gte]` or `field[lt]`. */
+export function instantParameter(field: string, op: RangeOp) {
   return {
     type: 'string',
-    description: `${field} ${op === 'gte' ? 'on or after' : 'before'} this instant: RFC 3339 date-time, or YYYY-MM-DD for midnight UTC.`,
+    description: `${field} ${RANGE_OPS[op].phrase} this instant: RFC 3339 date-time, or YYYY-MM-DD for midnight UTC.`,
   };
 }

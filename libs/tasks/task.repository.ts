@@ -1,6 +1,8 @@
 import type { Selectable, Updateable } from 'kysely';
-import type { Db, TaskStatus, TasksTable } from '../storage/database.ts';
+import type { Db } from '../storage/database.ts';
 import { type Fact, outboxValues } from './outbox.repository.ts';
+import type { TasksTable } from './task.tables.ts';
+import type { TaskStatus } from './task-status.ts';
 
 export type TaskRow = Selectable<TasksTable>;
 

@@ -1,5 +1,6 @@
+import { businessName } from '../auth/business-name.ts';
 import type { JsonSchema } from '../http/validation.ts';
-import { TASK_STATUSES } from '../storage/database.ts';
+import { TASK_STATUSES } from './task-status.ts';
 
 export const GID_PATTERN = '^[A-Za-z0-9_-]{1,64}$';
 
@@ -28,7 +29,7 @@ const label = { type: ['string', 'null'], minLength: 1, maxLength: 200 };
 export const createTaskBody: JsonSchema = {
   type: 'object',
   properties: {
-    business: { type: 'string', minLength: 1, maxLength: 100, pattern: '^[A-Za-z0-9_.-]+$' },
+    business: businessName,
     name,
     project: label,
     assignee: label,

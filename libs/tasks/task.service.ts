@@ -3,7 +3,7 @@ import type { Kysely, Updateable } from 'kysely';
 import { visibleOrNotFound } from '../auth/access.ts';
 import type { Principal } from '../auth/principal.ts';
 import { ValidationError } from '../http/errors.ts';
-import type { Database, Db, TaskStatus, TasksTable } from '../storage/database.ts';
+import type { Database, Db } from '../storage/database.ts';
 import { deleteEdgesOf } from './dependency.repository.ts';
 import { appendFacts, type Fact } from './outbox.repository.ts';
 import {
@@ -16,8 +16,10 @@ import {
   type TaskRow,
   updateTaskRow,
 } from './task.repository.ts';
+import type { TasksTable } from './task.tables.ts';
 import { checkIfMatch, type IfMatch } from './task-etag.ts';
 import { taskFact } from './task-facts.ts';
+import type { TaskStatus } from './task-status.ts';
 
 export interface TaskDeps {
   db: Kysely<Database>;

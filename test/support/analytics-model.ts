@@ -6,13 +6,12 @@ import { type DimensionName, METRICS, type MetricName } from '../../libs/analyti
 import { startOfDay } from '../../libs/analytics/period.ts';
 import type { QueryFilter } from '../../libs/analytics/query-parser.ts';
 import type { Principal } from '../../libs/auth/principal.ts';
-import type { TaskStatus } from '../../libs/storage/database.ts';
 import type { Engines } from '../../libs/storage/engines.ts';
 import { addDependencies, removeDependency } from '../../libs/tasks/dependency.service.ts';
 import { createTask, deleteTask, updateTask } from '../../libs/tasks/task.service.ts';
+import { TASK_STATUSES, type TaskStatus } from '../../libs/tasks/task-status.ts';
 import { inTaskUnit } from '../../libs/tasks/task-unit.ts';
 
-const STATUSES: TaskStatus[] = ['open', 'in_progress', 'completed', 'cancelled'];
 const PROJECTS = ['alpha', 'beta', null];
 const PEOPLE = ['ann', 'bob', 'cy', null];
 const MASTER: Principal = { kind: 'master' };
@@ -355,7 +354,7 @@ export async function simulate(
     const live = [...tasks.values()];
     const roll = random.next();
     if (live.length < 4 || roll < 0.35) {
-      const status = random.next() < 0.8 ? 'open' : random.pick(STATUSES);
+      const status = random.next() < 0.8 ? 'open' : random.pick(TASK_STATUSES);
       const due =
         random.next() < 0.6
           ? new Date(window.start + Math.floor(random.next() * span * 1.1))
@@ -394,7 +393,7 @@ export async function simulate(
       const member = random.pick(['status', 'status', 'project', 'assignee', 'due_on'] as const);
       const input: Record<string, unknown> = {};
       if (member === 'status')
-        t.status = input.status = random.pick(STATUSES.filter((s) => s !== t.status));
+        t.status = input.status = random.pick(TASK_STATUSES.filter((s) => s !== t.status));
       if (member === 'project')
         t.project = input.project = random.pick(PROJECTS.filter((p) => p !== t.project));
       if (member === 'assignee')

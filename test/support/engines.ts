@@ -1,8 +1,11 @@
 import fs from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
+import { afterAll, beforeAll } from 'vitest';
 import { waitFor } from '../../dev-tools/wait-for.ts';
 import { type Config, loadConfig } from '../../libs/config/config.ts';
+import { openPostgres, type Postgres } from '../../libs/storage/postgres.ts';
+import { migratePostgres } from '../../libs/storage/postgres-migrations.ts';
 import {
   createScratchDatabase,
   type ScratchDatabase,
@@ -28,6 +31,37 @@ export type TestDatabase = ScratchDatabase;
 /** A fresh database on the Postgres server, so test files can run in parallel. */
 export function createTestDatabase(serverUrl = SERVER_POSTGRES_URL): Promise<TestDatabase> {
   return createScratchDatabase(serverUrl);
+}
+
+/**
+ * A migrated scratch database on the machine's Postgres for one file's tests (outbox, projector
+ * and rollup tests that drive the projection without a server): opened before the first test,
+ * dropped after the last.
+ */
+export function useMigratedPostgres(): { readonly pg: Postgres; readonly url: string } {
+  let database: TestDatabase | undefined;
+  let pg: Postgres | undefined;
+  beforeAll(async () => {
+    database = await createTestDatabase();
+    pg = await openPostgres({ url: database.url });
+    await migratePostgres(pg.db);
+  });
+  afterAll(async () => {
+    await pg?.close();
+    await database?.drop();
+  });
+  const opened = <T>(value: T | undefined): T => {
+    if (value === undefined) throw new Error('the scratch database is opened in beforeAll');
+    return value;
+  };
+  return {
+    get pg() {
+      return opened(pg);
+    },
+    get url() {
+      return opened(database).url;
+    },
+  };
 }
 
 export interface TestConfig {

@@ -1,0 +1,102 @@
+import { Redis } from 'ioredis';
+import { CircuitBreaker } from './circuit-breaker.ts';
+import type { RateCount, RateCounterStore } from './rate-counter-store.ts';
+import type { RedisGuard } from './redis-guard.ts';
+
+/**
+ * Charges (ARGV[2] = 1) or reads one key's count, starting its window on the first charge.
+ * KEYS: counter. ARGV: window in ms, charge. Returns {consumed, ms before the window ends}.
+ */
+const COUNT_SCRIPT = `
+local window = tonumber(ARGV[1])
+local consumed
+if ARGV[2] == '1' then
+  consumed = redis.call('INCR', KEYS[1])
+else
+  consumed = tonumber(redis.call('GET', KEYS[1]) or '0')
+  if consumed == 0 then return {0, window} end
+end
+local ttl = redis.call('PTTL', KEYS[1])
+if ttl < 0 then
+  redis.call('PEXPIRE', KEYS[1], window)
+  ttl = window
+end
+return {consumed, ttl}`;
+
+type ScriptedRedis = Redis & {
+  rateCount(key: string, windowMs: number, charge: number): Promise<[number, number]>;
+};
+
+/**
+ * Rate-limit counters in Redis, shared by every API instance. Every command goes through a
+ * circuit breaker: a hung Redis costs the first few requests the command timeout, then
+ * `count` fails at once (`BreakerOpenError`) until a trial call finds Redis answering again.
+ * The caller decides what to count with meanwhile.
+ */
+export class RedisRateCounters implements RateCounterStore {
+  readonly kind = 'redis';
+  readonly breaker: CircuitBreaker;
+  private readonly redis: ScriptedRedis;
+  private readonly prefix: string;
+
+  constructor(url: string, prefix: string, guard: RedisGuard) {
+    this.prefix = `${prefix}:ratelimit:`;
+    this.breaker = new CircuitBreaker({
+      name: 'redis_rate_limits',
+      whileOpen: 'rate limits counted in this process (same budgets, per instance)',
+      timeoutMs: guard.commandTimeoutMs,
+      failureThreshold: guard.breakerFailures,
+      coolDownMs: guard.breakerCoolDownMs,
+      observer: guard.observer,
+    });
+    this.redis = new Redis(url, {
+      // Fail at once instead of queueing while disconnected; a hung server is cut off by the
+      // breaker's time limit. ioredis keeps reconnecting on its own.
+      enableOfflineQueue: false,
+      maxRetriesPerRequest: 0,
+      connectTimeout: 2_000,
+      retryStrategy: (attempt) => Math.min(attempt * 100, 2_000),
+    }) as ScriptedRedis;
+    // Failures surface as rejected commands, which the breaker counts.
+    this.redis.on('error', () => {});
+    // A reconnect (Redis restarted, or the network back) closes the breaker at once.
+    this.redis.on('ready', () => this.breaker.recovered());
+    this.redis.defineCommand('rateCount', { numberOfKeys: 1, lua: COUNT_SCRIPT });
+  }
+
+  /** Waits briefly for the connection, so the first requests are counted where all instances see them. */
+  async ready(timeoutMs = 2_000): Promise<this> {
+    if (this.redis.status === 'ready') return this;
+    await new Promise<void>((resolve) => {
+      const done = () => {
+        clearTimeout(timer);
+        this.redis.off('ready', done);
+        resolve();
+      };
+      const timer = setTimeout(done, timeoutMs);
+      this.redis.on('ready', done);
+    });
+    return this;
+  }
+
+  async count(key: string, windowMs: number, charge: boolean): Promise<RateCount> {
+    const [consumed, msBeforeReset] = await this.breaker.run(() =>
+      this.redis.rateCount(`${this.prefix}${key}`, windowMs, charge ? 1 : 0),
+    );
+    return { consumed, msBeforeReset };
+  }
+
+  /** A ping through the breaker: while it is open, `degraded` without asking Redis. */
+  async check(): Promise<'ok' | 'degraded'> {
+    try {
+      await this.breaker.run(() => this.redis.ping());
+      return 'ok';
+    } catch {
+      return 'degraded';
+    }
+  }
+
+  async close(): Promise<void> {
+    this.redis.disconnect();
+  }
+}

@@ -1,0 +1,53 @@
+import type { ColumnType, Generated } from 'kysely';
+import type { Timestamp } from '../storage/database.ts';
+import type { TaskStatus } from './task-status.ts';
+
+export interface TasksTable {
+  gid: string;
+  business: string;
+  name: string;
+  project: string | null;
+  assignee: string | null;
+  status: ColumnType<TaskStatus, TaskStatus | undefined, TaskStatus>;
+  due_on: string | null;
+  created_at: Timestamp;
+  updated_at: Timestamp;
+  completed_at: Date | null;
+  /** Raised by each change of the record; the task's ETag. */
+  version: ColumnType<number, number | undefined, number>;
+}
+
+export interface TaskDependenciesTable {
+  id: Generated<number>;
+  task_gid: string;
+  dependency_gid: string;
+  business: string;
+  created_at: Timestamp;
+}
+
+/** Facts appended with each write, read back by the projector with its own SQL. */
+export interface OutboxTable {
+  id: Generated<number>;
+  xid: Generated<string>;
+  kind: string;
+  business: string;
+  task_gid: string;
+  payload: ColumnType<Record<string, unknown>, string, string>;
+  occurred_at: Timestamp;
+}
+
+/** Named server-side secrets; the pagination cursor key is kept here (see cursor-key.ts). */
+export interface ServerSecretsTable {
+  name: string;
+  secret: string;
+  created_at: Timestamp;
+}
+
+declare module '../storage/database.ts' {
+  interface Database {
+    tasks: TasksTable;
+    task_dependencies: TaskDependenciesTable;
+    outbox: OutboxTable;
+    server_secrets: ServerSecretsTable;
+  }
+}
