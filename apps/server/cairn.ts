@@ -13,7 +13,10 @@ import type { Config } from '../../libs/config/config.ts';
 import { type BodyCheckOptions, BodyChecks } from '../../libs/http/body-checks.ts';
 import type { Route } from '../../libs/http/route.ts';
 import { Idempotency } from '../../libs/idempotency/idempotency.ts';
-import { instrumentAnalyticsRoutes } from '../../libs/observability/analytics-metrics.ts';
+import {
+  engineReads,
+  instrumentAnalyticsRoutes,
+} from '../../libs/observability/analytics-metrics.ts';
 import { circuitBreakerMetrics } from '../../libs/observability/breaker-metrics.ts';
 import { createLogger, type Logger } from '../../libs/observability/logger.ts';
 import { createMetrics } from '../../libs/observability/metrics.ts';
@@ -127,6 +130,7 @@ export async function startCairn(options: CairnOptions): Promise<Cairn> {
     engines,
     registry: metrics.registry,
     logger,
+    engineRead: engineReads(metrics),
     breakerObserver,
   });
   const rateLimits = { ...DEFAULT_RATE_LIMITS, ...options.rateLimits };

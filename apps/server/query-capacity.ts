@@ -1,6 +1,6 @@
 import type client from 'prom-client';
 import { Admission } from '../../libs/analytics/admission.ts';
-import { QueryExecutor } from '../../libs/analytics/query-execution.ts';
+import { QueryExecutor, type QueryExecutorDeps } from '../../libs/analytics/query-execution.ts';
 import { ResultCache } from '../../libs/analytics/result-cache.ts';
 import type { Config } from '../../libs/config/config.ts';
 import type { Logger } from '../../libs/observability/logger.ts';
@@ -38,6 +38,8 @@ export async function openQueryCapacity(options: {
   engines: Pick<Engines, 'clickhouse'>;
   registry: client.Registry;
   logger: Logger;
+  /** Operator metrics of what the engine read (`engineReads`). */
+  engineRead?: QueryExecutorDeps['engineRead'];
   /** Hears of the Redis cache's circuit breaker (metrics, logs). */
   breakerObserver?: BreakerObserver;
 }): Promise<QueryCapacity> {
@@ -70,6 +72,7 @@ export async function openQueryCapacity(options: {
     limits: { timeoutMs: config.queryTimeoutMs, maxMemoryBytes: config.queryMaxMemoryBytes },
     admission,
     cache,
+    ...(options.engineRead ? { engineRead: options.engineRead } : {}),
   });
   return {
     executor,

@@ -94,14 +94,10 @@ function bindParams(
   };
   if (options.businesses !== null) params.businesses = options.businesses;
   if (options.buckets) {
-    const ats = options.buckets.ats;
     params.starts = options.buckets.starts.map(toClickHouseTime);
-    params.ats = ats.map(toClickHouseTime);
-    const slotMs =
-      options.source && options.source !== 'facts' ? rollupDef(options.source).slotMs : 0;
-    const reads = slotMs > 0 ? ats.map((at) => slotCeiling(at, slotMs)) : ats;
-    params.slot_ats = reads.map(toClickHouseTime);
-    params.state_to = toClickHouseTime(new Date(Math.max(0, ...reads.map((at) => at.getTime()))));
+    params.ats = options.buckets.ats.map(toClickHouseTime);
+    params.slot_ats = stateReads(options.buckets, options.source).map(toClickHouseTime);
+    params.state_to = toClickHouseTime(stateEnd(options.buckets, options.source));
   }
   query.filters.forEach((filter, i) => {
     // Null is how a query names "no label"; the facts store it as the dimension's `none`.
@@ -116,6 +112,17 @@ function bindParams(
     if (!sql.includes(`{${name}:`)) delete params[name];
   }
   return params;
+}
+
+/** Where state is read on `source`: each bucket instant, moved up to a slot boundary on a rollup. */
+function stateReads(buckets: StateBuckets, source: SourceName = 'facts'): Date[] {
+  const slotMs = source !== 'facts' ? rollupDef(source).slotMs : 0;
+  return slotMs > 0 ? buckets.ats.map((at) => slotCeiling(at, slotMs)) : buckets.ats;
+}
+
+/** The end of what a state statement reads (`state_to`): every row before it counts. */
+export function stateEnd(buckets: StateBuckets, source?: SourceName): Date {
+  return new Date(Math.max(0, ...stateReads(buckets, source).map((at) => at.getTime())));
 }
 
 /** Parameter text for `DateTime64(3, 'UTC')`. */

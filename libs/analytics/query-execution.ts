@@ -33,6 +33,8 @@ export interface ExecuteOptions {
 export interface Execution {
   answer: EngineAnswer;
   cache: 'hit' | 'miss';
+  /** On a miss, what the statement's own-reads companion answered (`own-reads.ts`). */
+  ownReads?: EngineAnswer;
 }
 
 /** Runs one compiled statement on ClickHouse under the time budget and the memory cap. */
@@ -98,6 +100,8 @@ export interface QueryExecutorDeps {
   admission?: Admission;
   /** Without it (or when turned off), every answer comes from the engine. */
   cache?: ResultCache | null;
+  /** What the engine itself read for each statement it ran: operator metrics only. */
+  engineRead?: (statistics: NonNullable<EngineAnswer['statistics']>) => void;
 }
 
 /**
@@ -112,8 +116,16 @@ export class QueryExecutor {
     this.deps = deps;
   }
 
-  async execute(compiled: CompiledQuery, options: ExecuteOptions): Promise<Execution> {
-    const { cache, admission, clickhouse, limits } = this.deps;
+  /**
+   * `ownReads`, when given, counts what the statement reads (`own-reads.ts`); it runs only when
+   * the cache did not answer the statement.
+   */
+  async execute(
+    compiled: CompiledQuery,
+    options: ExecuteOptions,
+    ownReads?: CompiledQuery,
+  ): Promise<Execution> {
+    const { cache, admission } = this.deps;
     const key = cache ? ResultCache.key(compiled, options.watermark) : undefined;
     if (cache && key && !options.useCache) cache.bypassed();
     if (cache && key && options.useCache) {
@@ -124,13 +136,47 @@ export class QueryExecutor {
         return { answer: { ...cached, statistics }, cache: 'hit' };
       }
     }
-    const run = () => runOnEngine(clickhouse, compiled, limits, options.signal);
-    const answer = admission
+    // The companion starts beside the statement, in its slot: on a server the two run at once.
+    // Its cache is asked inside the slot, so a companion another statement of the same answer
+    // has just counted is found there.
+    const run = () =>
+      Promise.all([
+        this.onEngine(compiled, options.signal),
+        ownReads ? this.countOwnReads(ownReads, options) : undefined,
+      ]);
+    const [answer, counts] = admission
       ? await admission.run(options.principal, options.signal, run)
       : await run();
-    // A partial answer (time budget spent) is not worth keeping.
-    const partial = (answer.statistics?.elapsed ?? 0) * 1000 >= limits.timeoutMs;
-    if (cache && key && !partial) await cache.set(key, answer);
-    return { answer, cache: 'miss' };
+    if (cache && key && !this.partial(answer)) await cache.set(key, answer);
+    return { answer, cache: 'miss', ...(counts ? { ownReads: counts } : {}) };
+  }
+
+  /** A partial answer (time budget spent) is not worth keeping. */
+  private partial(answer: EngineAnswer): boolean {
+    return (answer.statistics?.elapsed ?? 0) * 1000 >= this.deps.limits.timeoutMs;
+  }
+
+  /**
+   * The figures depend on the watermark alone, so a cached count serves even a caller who asked
+   * for a fresh answer; these lookups stay out of the cache's hit and miss counts.
+   */
+  private async countOwnReads(
+    ownReads: CompiledQuery,
+    options: ExecuteOptions,
+  ): Promise<EngineAnswer> {
+    const { cache } = this.deps;
+    const key = cache ? ResultCache.key(ownReads, options.watermark) : undefined;
+    const cached =
+      cache && key ? await cache.get<EngineAnswer>(key, { observe: false }) : undefined;
+    if (cached) return cached;
+    const counts = await this.onEngine(ownReads, options.signal);
+    if (cache && key && !this.partial(counts)) await cache.set(key, counts);
+    return counts;
+  }
+
+  private async onEngine(compiled: CompiledQuery, signal: AbortSignal): Promise<EngineAnswer> {
+    const answer = await runOnEngine(this.deps.clickhouse, compiled, this.deps.limits, signal);
+    if (answer.statistics) this.deps.engineRead?.(answer.statistics);
+    return answer;
   }
 }

@@ -1,8 +1,9 @@
 import { stateBuckets, type TimeBucket, timeBuckets } from './buckets.ts';
 import { DIMENSIONS, type DimensionName } from './catalog.ts';
 import { type ComparisonPeriod, comparisonPeriod } from './comparison-period.ts';
+import { compileOwnReads, type Statement, scansOf } from './own-reads.ts';
 import type { ResolvedPeriod } from './period.ts';
-import { type CompiledQuery, type CompileOptions, compileQuery } from './query-compiler.ts';
+import { type CompileOptions, compileQuery } from './query-compiler.ts';
 import type { AnalyticsQuery } from './query-parser.ts';
 import { planSources } from './query-planner.ts';
 import type { RollupName, SourceName } from './rollups.ts';
@@ -11,7 +12,8 @@ import type { RollupName, SourceName } from './rollups.ts';
  * Everything one request runs, decided before anything runs: the statement for the rows, and
  * those for totals and comparisons when asked for. Each is the same compiler applied to a
  * variant of the query (no dimensions for totals, the other period for a comparison), so a
- * total or a comparison means exactly what a row means.
+ * total or a comparison means exactly what a row means. Each carries the statement that counts
+ * the caller's own rows in what it reads (`own-reads.ts`).
  */
 export interface QueryPlan {
   query: AnalyticsQuery;
@@ -23,14 +25,14 @@ export interface QueryPlan {
   /** Where the rows are read from, and every source that answers them exactly. */
   source: SourceName;
   sources: SourceName[];
-  rows: CompiledQuery;
-  totals: CompiledQuery | null;
+  rows: Statement;
+  totals: Statement | null;
   comparison: {
     period: ComparisonPeriod;
     buckets: TimeBucket[] | null;
     /** The comparison rows for the labels of a page of current rows. */
-    rows(page: Array<Record<string, unknown>>): CompiledQuery | null;
-    totals: CompiledQuery | null;
+    rows(page: Array<Record<string, unknown>>): Statement | null;
+    totals: Statement | null;
   } | null;
 }
 
@@ -68,8 +70,15 @@ export function planQuery(
     const forced = options.force !== undefined && exact.includes(options.force);
     return forced ? (options.force as SourceName) : (exact[0] as SourceName);
   };
-  const compile = (variant: AnalyticsQuery, rest: Omit<CompileOptions, 'source' | 'businesses'>) =>
-    compileQuery(variant, { ...rest, businesses, source: sourceOf(variant, rest.period) });
+  const compile = (
+    variant: AnalyticsQuery,
+    rest: Omit<CompileOptions, 'source' | 'businesses'>,
+  ): Statement => {
+    const compileOptions = { ...rest, businesses, source: sourceOf(variant, rest.period) };
+    const compiled = compileQuery(variant, compileOptions);
+    const scans = scansOf(variant, compileOptions);
+    return { ...compiled, ownReads: compileOwnReads(compiled, scans, businesses) };
+  };
   const whole = { ...query, dimensions: [], orderBy: [] };
   const totalsOf = (of: ResolvedPeriod, now: Date) =>
     compile(whole, { period: of, rowLimit: 1, buckets: stateBuckets(of, null, now) });

@@ -160,8 +160,16 @@ const metadata = {
     row_count: integer,
     total_rows: { ...integer, description: 'Rows the query has in all, across every page.' },
     elapsed_ms: { type: 'number', minimum: 0 },
-    rows_read: integer,
-    bytes_read: integer,
+    rows_read: {
+      ...integer,
+      description:
+        "Rows of the caller's own businesses in the ranges the query's statements read: for each statement, its businesses' facts in the time range it scans (state metrics read all history up to the last instant measured), or its rows of the rollup it reads in that range, counted once merged (one per slot and label set); a range read by two statements counts twice. Other businesses' data never moves it. 0 for a statement answered from the cache (nothing was read): 0 when `cache` is `hit`.",
+    },
+    bytes_read: {
+      ...integer,
+      description:
+        'Size of those rows, counting only the columns each statement names: a string by its length in bytes, an instant or a number by its width (8; 4 for a date or a rollup slot), a rollup value column 8.',
+    },
     data_as_of: { ...instant, description: 'Every fact before this instant is included.' },
     query_id: { type: 'string' },
     incomplete_from: {

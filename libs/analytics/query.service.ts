@@ -2,8 +2,8 @@ import type { ClickHouseClient } from '@clickhouse/client';
 import { businessScope } from '../auth/access.ts';
 import { resolveQueryPeriod } from './date-range.ts';
 import type { Freshness } from './freshness.ts';
+import { ownReadFigures, type Statement } from './own-reads.ts';
 import type { ResolvedPeriod } from './period.ts';
-import type { CompiledQuery } from './query-compiler.ts';
 import { type Execution, QueryExecutor } from './query-execution.ts';
 import {
   describeColumns,
@@ -68,24 +68,30 @@ interface Executed {
   totalRows: number;
   queryId: string;
   elapsedMs: number;
+  /** The caller's own rows and bytes this statement read (`own-reads.ts`); 0 from the cache. */
   rowsRead: number;
   bytesRead: number;
 }
 
 async function execute(
   executor: QueryExecutor,
-  compiled: CompiledQuery,
+  statement: Statement,
   options: Parameters<QueryExecutor['execute']>[1],
   dimensions: AnalyticsQuery['dimensions'],
 ): Promise<Executed & { cache: Execution['cache'] }> {
-  const { answer, cache } = await executor.execute(compiled, options);
+  const { answer, cache, ownReads } = await executor.execute(
+    statement,
+    options,
+    statement.ownReads,
+  );
+  const read = ownReadFigures(ownReads?.data);
   return {
     rows: nullLabels(answer.data, dimensions),
     totalRows: Number(answer.rows_before_limit_at_least ?? answer.data.length),
     queryId: answer.query_id,
     elapsedMs: (answer.statistics?.elapsed ?? 0) * 1000,
-    rowsRead: Number(answer.statistics?.rows_read ?? 0),
-    bytesRead: Number(answer.statistics?.bytes_read ?? 0),
+    rowsRead: read.rows,
+    bytesRead: read.bytes,
     cache,
   };
 }
@@ -117,7 +123,7 @@ export async function runQuery(
     useCache: ctx.useCache ?? true,
     watermark: freshness.watermark,
   };
-  const run = (compiled: CompiledQuery | null, dimensions = query.dimensions) =>
+  const run = (compiled: Statement | null, dimensions = query.dimensions) =>
     compiled ? execute(executor, compiled, options, dimensions) : Promise.resolve(null);
   const [main, totals, totalsComparison] = await Promise.all([
     run(plan.rows),
@@ -199,7 +205,7 @@ export async function prepareQuery(
   allowed: string[] | null,
   now: Date,
   force?: SourceName,
-): Promise<QueryPlan & { compiled: CompiledQuery }> {
+): Promise<QueryPlan & { compiled: Statement }> {
   const query = parseQuery(request, {
     maxRows: deps.maxRows,
     ...(deps.zones ? { zones: deps.zones } : {}),

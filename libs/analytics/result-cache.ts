@@ -35,7 +35,8 @@ export class ResultCache {
       .digest('base64url');
   }
 
-  async get<T>(key: string): Promise<T | undefined> {
+  /** `observe: false` keeps a lookup out of the hit and miss counts (an answer's side figures). */
+  async get<T>(key: string, { observe = true } = {}): Promise<T | undefined> {
     let text: string | undefined;
     try {
       text = await this.store.get(key);
@@ -43,10 +44,10 @@ export class ResultCache {
       this.observer.failed?.(error);
     }
     if (text === undefined) {
-      this.observer.miss?.();
+      if (observe) this.observer.miss?.();
       return undefined;
     }
-    this.observer.hit?.();
+    if (observe) this.observer.hit?.();
     return JSON.parse(text) as T;
   }
 

@@ -2,17 +2,17 @@ import type { Route } from '../http/route.ts';
 import type { CairnMetrics } from './metrics.ts';
 
 interface QueryAnswer {
-  metadata?: { rows_read?: unknown; bytes_read?: unknown };
   warnings?: Array<{ code?: unknown }>;
 }
 
 /**
- * Wraps the analytics routes so every answer feeds the analytics metric families. It reads the
- * documented response (`metadata.rows_read`, `bytes_read`, `warnings[].code`), so the query
- * pipeline itself stays free of metrics plumbing.
+ * Wraps the analytics routes so every answer feeds the duration and warning families. It reads
+ * the documented response (`warnings[].code`), so the query pipeline itself stays free of
+ * metrics plumbing. Rows and bytes read come from `engineReads`: the response carries only the
+ * caller's own figures.
  */
 export function instrumentAnalyticsRoutes(routes: Route[], metrics: CairnMetrics): Route[] {
-  const { duration, rowsRead, bytesRead, warnings } = metrics.analytics;
+  const { duration, warnings } = metrics.analytics;
   return routes.map((route) => ({
     ...route,
     async handle(input) {
@@ -21,10 +21,6 @@ export function instrumentAnalyticsRoutes(routes: Route[], metrics: CairnMetrics
         const result = await route.handle(input);
         stop({ outcome: 'ok' });
         const answer = (result.body ?? {}) as QueryAnswer;
-        const rows = Number(answer.metadata?.rows_read);
-        const bytes = Number(answer.metadata?.bytes_read);
-        if (Number.isFinite(rows) && rows > 0) rowsRead.inc(rows);
-        if (Number.isFinite(bytes) && bytes > 0) bytesRead.inc(bytes);
         for (const warning of answer.warnings ?? []) {
           if (typeof warning.code === 'string') warnings.inc({ code: warning.code });
         }
@@ -35,4 +31,20 @@ export function instrumentAnalyticsRoutes(routes: Route[], metrics: CairnMetrics
       }
     },
   }));
+}
+
+/**
+ * What ClickHouse itself read for every statement it ran, neighbouring businesses' granules
+ * included: an operator's figure, never shown to a caller (`QueryExecutorDeps.engineRead`).
+ */
+export function engineReads(
+  metrics: CairnMetrics,
+): (statistics: { rows_read: number; bytes_read: number }) => void {
+  const { rowsRead, bytesRead } = metrics.analytics;
+  return (statistics) => {
+    const rows = Number(statistics.rows_read);
+    const bytes = Number(statistics.bytes_read);
+    if (Number.isFinite(rows) && rows > 0) rowsRead.inc(rows);
+    if (Number.isFinite(bytes) && bytes > 0) bytesRead.inc(bytes);
+  };
 }
