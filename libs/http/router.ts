@@ -113,9 +113,21 @@ export function mountRoutes(
       ) {
         res.status(304).end();
       } else if (result.body === undefined) res.status(result.status).end();
-      else res.status(result.status).json(result.body);
+      else sendJson(res, result.status, result.body);
     });
   }
+}
+
+/**
+ * Writes a JSON answer directly: Express's `res.json` would also copy the text into a Buffer,
+ * parse the Content-Type to add a charset and check freshness, none of which an API answer needs.
+ */
+function sendJson(res: Response, status: number, body: unknown): void {
+  const text = JSON.stringify(body);
+  res.statusCode = status;
+  res.setHeader('Content-Type', 'application/json; charset=utf-8');
+  res.setHeader('Content-Length', Buffer.byteLength(text));
+  res.end(text);
 }
 
 /** Unknown paths get 404, or 405 with `Allow` when the path exists under another method. */
