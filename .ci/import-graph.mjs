@@ -3,7 +3,7 @@
 
 import madge from 'madge';
 
-const result = await madge(['apps', 'libs', 'bench', 'test'], {
+const result = await madge(['apps', 'libs', 'bench', 'dev-tools', 'test'], {
   fileExtensions: ['ts'],
   tsConfig: 'tsconfig.json',
 });

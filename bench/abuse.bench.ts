@@ -11,7 +11,7 @@ import fs from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { Worker } from 'node:worker_threads';
-import { privatePostgres } from '../test/support/private-servers.ts';
+import { privatePostgres } from '../dev-tools/private-servers.ts';
 import { percentile } from './percentile.ts';
 
 const MASTER_KEY = 'abuse-bench-master-key-0123456789abcdef';

@@ -9,12 +9,12 @@ import os from 'node:os';
 import path from 'node:path';
 import { startCairn } from '../apps/server/cairn.ts';
 import { loadDemoDataset } from '../apps/server/first-start-dataset.ts';
+import { launchBrowser } from '../dev-tools/browser.ts';
 import { SCOPES } from '../libs/auth/principal.ts';
 import { issueToken } from '../libs/auth/token.service.ts';
 import { loadConfig } from '../libs/config/config.ts';
 import { projectionFreshness } from '../libs/projection/freshness.ts';
 import { wakeProjector } from '../libs/projection/projector-jobs.ts';
-import { launchBrowser } from '../test/support/browser.ts';
 import { percentile } from './percentile.ts';
 
 const QUERIES: Array<[string, Record<string, unknown>]> = [

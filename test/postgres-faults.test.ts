@@ -1,9 +1,9 @@
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { type PrivateServer, privatePostgres } from '../dev-tools/private-servers.ts';
 import { unlimited, useCairn } from './support/cairn.ts';
 import { waitFor } from './support/engines.ts';
 import { http } from './support/http.ts';
-import { type PrivateServer, privatePostgres } from './support/private-servers.ts';
 
 const STATEMENT_TIMEOUT_MS = 1_000;
 

@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { type PrivateServer, privatePostgres } from '../dev-tools/private-servers.ts';
 import { SERVER_REDIS_URL, waitFor } from './support/engines.ts';
 import {
   expectEveryFactOnce,
@@ -8,7 +9,6 @@ import {
   sleep,
   streamWrites,
 } from './support/fault-harness.ts';
-import { type PrivateServer, privatePostgres } from './support/private-servers.ts';
 
 describe('projector with Postgres restarted mid-stream', () => {
   let postgres: PrivateServer;

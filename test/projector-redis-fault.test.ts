@@ -1,5 +1,6 @@
 import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { type PrivateServer, privateRedis } from '../dev-tools/private-servers.ts';
 import { appendFacts } from '../libs/tasks/outbox.repository.ts';
 import { createTestDatabase, type TestDatabase, waitFor } from './support/engines.ts';
 import {
@@ -10,7 +11,6 @@ import {
   sleep,
   streamWrites,
 } from './support/fault-harness.ts';
-import { type PrivateServer, privateRedis } from './support/private-servers.ts';
 import { factFor } from './support/projection-invariants.ts';
 
 describe('projector with Redis killed and restarted mid-stream', () => {

@@ -1,9 +1,9 @@
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { type PrivateServer, privateRedis } from '../dev-tools/private-servers.ts';
 import { useCairn } from './support/cairn.ts';
 import { waitFor } from './support/engines.ts';
 import { type HttpResult, http } from './support/http.ts';
-import { type PrivateServer, privateRedis } from './support/private-servers.ts';
 import { projectionTotals } from './support/projection-invariants.ts';
 import { parseMetrics, sampleValue } from './support/prometheus.ts';
 

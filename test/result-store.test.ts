@@ -1,9 +1,9 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { type PrivateServer, privateRedis } from '../dev-tools/private-servers.ts';
 import { ResultCache } from '../libs/analytics/result-cache.ts';
 import { RedisResultStore } from '../libs/storage/redis-result-store.ts';
 import { MemoryResultStore, type ResultStore } from '../libs/storage/result-store.ts';
 import { SERVER_REDIS_URL, uniqueName } from './support/engines.ts';
-import { type PrivateServer, privateRedis } from './support/private-servers.ts';
 
 const entry = (fill: string) => fill.repeat(100);
 

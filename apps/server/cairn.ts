@@ -10,6 +10,7 @@ import { type MasterKey, resolveMasterKey } from '../../libs/auth/master-key.ts'
 import { openTokenCache } from '../../libs/auth/token-cache.ts';
 import { tokenRoutes } from '../../libs/auth/tokens.routes.ts';
 import type { Config } from '../../libs/config/config.ts';
+import { type BodyCheckOptions, BodyChecks } from '../../libs/http/body-checks.ts';
 import type { Route } from '../../libs/http/route.ts';
 import { Idempotency } from '../../libs/idempotency/idempotency.ts';
 import {
@@ -57,6 +58,8 @@ export interface CairnOptions {
   now?: () => Date;
   /** Requests per minute by class; the contract's 60 / 1000 / 5000 unless a test says otherwise. */
   rateLimits?: Partial<Record<RateClass, number>>;
+  /** How request bodies are checked off the event loop; tests shorten the deadline. */
+  bodyChecks?: Partial<BodyCheckOptions>;
 }
 
 export interface Cairn {
@@ -171,6 +174,10 @@ export async function startCairn(options: CairnOptions): Promise<Cairn> {
     guard: { ...config.redisLimits, observer: breakerObserver },
   });
   const rateLimiter = createRateLimiter({ store: rateCounters, limits: rateLimits });
+  const bodyChecks = new BodyChecks(routes, {
+    onError: (error) => logger.error({ err: error }, 'a body-check worker thread died'),
+    ...options.bodyChecks,
+  });
   const app = createApp({
     logger,
     authenticate: authMiddleware({ db, masterKey: masterKey.value, now, tokenCache: tokens.cache }),
@@ -179,6 +186,7 @@ export async function startCairn(options: CairnOptions): Promise<Cairn> {
     router: {
       authorize,
       transact: postgresTransactor(db),
+      bodyChecks,
       idempotency: new Idempotency({
         db,
         now,
@@ -235,6 +243,7 @@ export async function startCairn(options: CairnOptions): Promise<Cairn> {
       capacity.admission.close();
       await unadvertise?.();
       await http.drain();
+      await bodyChecks.close();
       projector?.stop();
       await backfill.stop();
       await rollups.close();

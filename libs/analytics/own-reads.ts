@@ -79,8 +79,8 @@ const VALUE_BYTES = 8;
 /**
  * The ranges the compiled statement of `query` reads, mirroring the compiler: flows read the
  * period on their source (and completions in the period on facts for `completion_rate`); state
- * reads every row of its source before the last instant it is measured at. A range read twice by
- * one statement counts once.
+ * reads every row of its source before the last instant it is measured at (or the period's
+ * end). A range read twice by one statement counts once.
  */
 export function scansOf(query: AnalyticsQuery, options: CompileOptions): Scan[] {
   const source = options.source ?? 'facts';
@@ -92,7 +92,11 @@ export function scansOf(query: AnalyticsQuery, options: CompileOptions): Scan[] 
     scans.push({ table: 'facts', ...period });
   }
   if (metrics.some((metric) => metric.source === 'state') && options.buckets) {
-    scans.push({ table: source, from: null, to: stateEnd(options.buckets, options.source) });
+    // State is read up to its last instant, often "now"; no fact lies between now and the
+    // period's end, so counting up to the later of the two gives the same figure and lets the
+    // count be cached for as long as the projection does not move.
+    const end = Math.max(stateEnd(options.buckets, options.source).getTime(), period.to.getTime());
+    scans.push({ table: source, from: null, to: new Date(end) });
   }
   const seen = new Set<string>();
   return scans.filter((scan) => {

@@ -9,8 +9,11 @@ interface ParserError {
   code?: string;
 }
 
+/** The detail of the 400 for a body that is not JSON. */
+export const NOT_JSON = 'The request body is not valid JSON.';
+
 const MESSAGES: Record<string, string> = {
-  'entity.parse.failed': 'The request body is not valid JSON.',
+  'entity.parse.failed': NOT_JSON,
   'entity.verify.failed': 'The request body was refused.',
   'encoding.unsupported':
     'The request body encoding is not supported; send identity, gzip, deflate or br.',

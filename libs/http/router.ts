@@ -1,5 +1,7 @@
 import type express from 'express';
 import type { NextFunction, Request, Response } from 'express';
+import type { BodyChecks } from './body-checks.ts';
+import { NOT_JSON } from './client-errors.ts';
 import { notModified } from './conditional-get.ts';
 import { AppError, gatherIssues, ValidationError } from './errors.ts';
 import {
@@ -8,10 +10,10 @@ import {
   idempotencyKeyOf,
   NO_IDEMPOTENCY,
 } from './idempotency-layer.ts';
-import { jsonBody } from './json-body.ts';
+import { bodyCharset, jsonBody } from './json-body.ts';
 import type { PrincipalOf, Route, TransactionOf } from './route.ts';
 import { NO_UNIT, type Transactor } from './unit-of-work.ts';
-import { validate } from './validation.ts';
+import { prepare, validate } from './validation.ts';
 
 export interface RouterOptions {
   /** Throws (401/403) unless the principal may call the route; runs before the body is read. */
@@ -20,25 +22,33 @@ export interface RouterOptions {
   transact: Transactor<TransactionOf>;
   /** The Idempotency-Key layer for POST and PUT; none by default. */
   idempotency?: IdempotencyLayer;
+  /** Parses and validates request bodies, large ones off the event loop. */
+  bodyChecks: BodyChecks;
 }
 
 /**
- * Mounts declared routes: authorise, read the body, validate path, query and body, call the
- * handler (through the Idempotency-Key layer for POST and PUT, inside a unit of work for a
+ * Mounts declared routes: authorise, read the body, parse and validate it (BodyChecks), validate
+ * path and query, call the handler (through the Idempotency-Key layer for POST and PUT, inside a unit of work for a
  * write), send its result. Authorisation comes first, before a byte of the body is read, so a
  * caller without the right token costs nothing and learns nothing from parsing or validation.
  */
 export function mountRoutes(
   app: express.Express,
   routes: Route[],
-  { authorize, transact, idempotency = NO_IDEMPOTENCY }: RouterOptions,
+  { authorize, transact, idempotency = NO_IDEMPOTENCY, bodyChecks }: RouterOptions,
 ): void {
   for (const route of routes) {
+    for (const schema of [route.params, route.query, route.body]) if (schema) prepare(schema);
     const authorizeFirst = (req: Request, _res: Response, next: NextFunction) => {
       authorize(route, req.principal);
       next();
     };
     app[route.method](route.path, authorizeFirst, jsonBody, async (req: Request, res: Response) => {
+      const read = await bodyChecks.check(route, {
+        bytes: req.body as Buffer | undefined,
+        charset: bodyCharset(req),
+      });
+      if (read.kind === 'malformed') throw new AppError('bad_request', NOT_JSON);
       const key = idempotencyKeyOf(req, route);
       let params: unknown = req.params;
       let query: unknown = {};
@@ -53,7 +63,8 @@ export function mountRoutes(
           if (route.query) query = validate(route.query, { ...req.query }, 'query');
         },
         () => {
-          if (route.body) body = validate(route.body, req.body, 'body');
+          if (route.body && read.kind === 'invalid') throw new ValidationError(read.issues);
+          if (route.body && read.kind === 'valid') body = read.value;
         },
         ...checks.map(([name, check]) => () => {
           checked[name] = (check as () => unknown)();
@@ -102,9 +113,21 @@ export function mountRoutes(
       ) {
         res.status(304).end();
       } else if (result.body === undefined) res.status(result.status).end();
-      else res.status(result.status).json(result.body);
+      else sendJson(res, result.status, result.body);
     });
   }
+}
+
+/**
+ * Writes a JSON answer directly: Express's `res.json` would also copy the text into a Buffer,
+ * parse the Content-Type to add a charset and check freshness, none of which an API answer needs.
+ */
+function sendJson(res: Response, status: number, body: unknown): void {
+  const text = JSON.stringify(body);
+  res.statusCode = status;
+  res.setHeader('Content-Type', 'application/json; charset=utf-8');
+  res.setHeader('Content-Length', Buffer.byteLength(text));
+  res.end(text);
 }
 
 /** Unknown paths get 404, or 405 with `Allow` when the path exists under another method. */

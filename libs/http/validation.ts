@@ -28,6 +28,11 @@ interface Checks {
 }
 const compiled = new WeakMap<JsonSchema, Checks>();
 
+/** Compiles `schema` now (a few ms each), so no request pays for it. */
+export function prepare(schema: JsonSchema): void {
+  checksFor(schema);
+}
+
 function checksFor(schema: JsonSchema): Checks {
   let checks = compiled.get(schema);
   if (!checks) {

@@ -1,5 +1,6 @@
-import { type Kysely, sql } from 'kysely';
+import { type Kysely, type Selectable, sql } from 'kysely';
 import type { Database, Db } from '../storage/database.ts';
+import type { ProjectorCheckpointsTable } from './checkpoint.tables.ts';
 
 export interface OutboxRow {
   id: number;
@@ -23,14 +24,37 @@ export interface Checkpoint {
 }
 
 export async function loadCheckpoint(db: Db, name: string, lock = false): Promise<Checkpoint> {
+  await ensureCheckpoint(db, name);
+  let query = db.selectFrom('projector_checkpoints').selectAll().where('name', '=', name);
+  if (lock) query = query.forUpdate();
+  return toCheckpoint(await query.executeTakeFirstOrThrow());
+}
+
+/**
+ * The checkpoint, locked, or null at once when another transaction holds it (a batch starting
+ * or finishing): for a caller that would rather try again than wait behind a slow batch.
+ */
+export async function tryLockCheckpoint(db: Db, name: string): Promise<Checkpoint | null> {
+  await ensureCheckpoint(db, name);
+  const row = await db
+    .selectFrom('projector_checkpoints')
+    .selectAll()
+    .where('name', '=', name)
+    .forUpdate()
+    .skipLocked()
+    .executeTakeFirst();
+  return row ? toCheckpoint(row) : null;
+}
+
+async function ensureCheckpoint(db: Db, name: string): Promise<void> {
   await db
     .insertInto('projector_checkpoints')
     .values({ name })
     .onConflict((conflict) => conflict.column('name').doNothing())
     .execute();
-  let query = db.selectFrom('projector_checkpoints').selectAll().where('name', '=', name);
-  if (lock) query = query.forUpdate();
-  const row = await query.executeTakeFirstOrThrow();
+}
+
+function toCheckpoint(row: Selectable<ProjectorCheckpointsTable>): Checkpoint {
   return {
     cursor: { xid: row.cursor_xid, id: row.cursor_id },
     pending:

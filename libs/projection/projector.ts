@@ -38,6 +38,19 @@ export const FACTS_CHECKPOINT = 'facts';
 export const SWAP_HOLD = 'facts_swap_hold';
 const SWAP_HOLD_EXPIRES_MS = 30_000;
 
+/** Asks the live projector not to start another batch (renew it on every attempt). */
+export async function holdLiveProjector(db: Kysely<Database>, now: Date): Promise<void> {
+  await db
+    .insertInto('projector_checkpoints')
+    .values({ name: SWAP_HOLD, updated_at: now })
+    .onConflict((conflict) => conflict.column('name').doUpdateSet({ updated_at: now }))
+    .execute();
+}
+
+export async function releaseLiveProjector(db: Kysely<Database>): Promise<void> {
+  await db.deleteFrom('projector_checkpoints').where('name', '=', SWAP_HOLD).execute();
+}
+
 async function swapHeld(db: Kysely<Database>): Promise<boolean> {
   const hold = await db
     .selectFrom('projector_checkpoints')

@@ -4,7 +4,14 @@ import { ROLLUP_NAMES } from '../analytics/rollups.ts';
 import type { Database } from '../storage/database.ts';
 import { toFactRow } from './fact-rows.ts';
 import { countUnprojected, loadCheckpoint, type Position, readBatch } from './outbox-reader.ts';
-import { dedupToken, FACTS_CHECKPOINT, insertFacts, projectBatch, SWAP_HOLD } from './projector.ts';
+import {
+  dedupToken,
+  FACTS_CHECKPOINT,
+  holdLiveProjector,
+  insertFacts,
+  projectBatch,
+  releaseLiveProjector,
+} from './projector.ts';
 import { fillRollups, resetRollups } from './rollup-backfill.ts';
 import { RollupBuilds } from './rollup-builds.ts';
 
@@ -15,15 +22,6 @@ export const REBUILD_CHECKPOINT = 'facts_rebuild';
 const SWAP_ATTEMPTS = 200;
 /** Facts the live projector may be ahead by for the swap to copy them while holding it still. */
 const SWAP_MAX_GAP = 10_000;
-
-/** Asks the live projector not to start another batch (renewed on every attempt). */
-async function holdLiveProjector(db: Kysely<Database>, now: Date): Promise<void> {
-  await db
-    .insertInto('projector_checkpoints')
-    .values({ name: SWAP_HOLD, updated_at: now })
-    .onConflict((conflict) => conflict.column('name').doUpdateSet({ updated_at: now }))
-    .execute();
-}
 
 export interface RebuildOptions {
   db: Kysely<Database>;
@@ -95,7 +93,7 @@ export async function rebuildFacts(options: RebuildOptions): Promise<{ facts: nu
       await new Promise((resolve) => setTimeout(resolve, 50));
     }
   } finally {
-    await db.deleteFrom('projector_checkpoints').where('name', '=', SWAP_HOLD).execute();
+    await releaseLiveProjector(db);
   }
   await clickhouse.command({ query: `DROP TABLE IF EXISTS ${REBUILD_TABLE}` });
   await db.deleteFrom('projector_checkpoints').where('name', '=', REBUILD_CHECKPOINT).execute();

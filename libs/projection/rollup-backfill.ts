@@ -4,9 +4,9 @@ import type { ClickHouseClient } from '@clickhouse/client';
 import type { Kysely } from 'kysely';
 import { ROLLUP_NAMES, type RollupName } from '../analytics/rollups.ts';
 import { CLICKHOUSE_MIGRATIONS_DIR } from '../storage/clickhouse.ts';
-import type { Database, Db } from '../storage/database.ts';
-import { loadCheckpoint } from './outbox-reader.ts';
-import { FACTS_CHECKPOINT } from './projector.ts';
+import type { Database } from '../storage/database.ts';
+import { tryLockCheckpoint } from './outbox-reader.ts';
+import { FACTS_CHECKPOINT, holdLiveProjector, releaseLiveProjector } from './projector.ts';
 import type { RollupBuilds } from './rollup-builds.ts';
 
 export interface BackfillOptions {
@@ -21,7 +21,8 @@ export interface BackfillOptions {
   signal?: AbortSignal;
 }
 
-const RESET_ATTEMPTS = 600;
+/** How long the backfill looks for a moment between projector batches before it gives up. */
+const RESET_WITHIN_MS = 5 * 60_000;
 
 /**
  * Fills rollups from the facts already in ClickHouse, while facts keep arriving through the
@@ -36,14 +37,22 @@ export async function backfillRollups(options: BackfillOptions): Promise<{ facts
   await options.builds.mark(names, false);
   // Other API processes re-read the set every refreshMs: let them stop reading these first.
   await new Promise((resolve) => setTimeout(resolve, 2 * options.builds.refreshMs));
+  const giveUpAt = Date.now() + RESET_WITHIN_MS;
   let cutoff: string | null = null;
-  for (let attempt = 1; cutoff === null; attempt++) {
-    cutoff = await options.db
-      .transaction()
-      .execute((trx) => resetRollupsIfIdle(trx, options.clickhouse, names));
-    if (cutoff !== null) break;
-    if (attempt >= RESET_ATTEMPTS) throw new Error('the projector never paused between batches');
-    await new Promise((resolve) => setTimeout(resolve, 50));
+  try {
+    while (cutoff === null) {
+      await holdLiveProjector(options.db, new Date());
+      // Held, no batch in flight: none can start until the hold is released, and no Postgres
+      // lock is kept while ClickHouse empties the rollups (however long that takes).
+      if (await projectorIdle(options.db)) {
+        cutoff = await resetRollups(options.clickhouse, names);
+        break;
+      }
+      if (Date.now() > giveUpAt) throw new Error('the projector never paused between batches');
+      await new Promise((resolve) => setTimeout(resolve, 20));
+    }
+  } finally {
+    await releaseLiveProjector(options.db);
   }
   const facts = await fillRollups(options, names, cutoff);
   if (!options.signal?.aborted) await options.builds.mark(names, true);
@@ -51,18 +60,16 @@ export async function backfillRollups(options: BackfillOptions): Promise<{ facts
 }
 
 /**
- * Inside a transaction holding the live checkpoint (every projector batch locks it to start and
- * to finish): when no batch is pending, takes the cutoff and empties the rollups. Returns null
- * when a batch is in flight, to be tried again.
+ * Whether no projector batch is in flight. Read under the checkpoint's lock, which every batch
+ * takes to start and to finish, so a batch that starts later has seen a hold set before this
+ * call. A checkpoint locked right now (a batch starting or finishing) is not idle: the caller
+ * tries again rather than waiting behind it.
  */
-export async function resetRollupsIfIdle(
-  trx: Db,
-  clickhouse: ClickHouseClient,
-  names: readonly RollupName[],
-): Promise<string | null> {
-  const live = await loadCheckpoint(trx, FACTS_CHECKPOINT, true);
-  if (live.pending) return null;
-  return resetRollups(clickhouse, names);
+async function projectorIdle(db: Kysely<Database>): Promise<boolean> {
+  return db.transaction().execute(async (trx) => {
+    const live = await tryLockCheckpoint(trx, FACTS_CHECKPOINT);
+    return live !== null && live.pending === null;
+  });
 }
 
 /** Takes the cutoff and empties the rollups; the caller guarantees no insert is in flight. */

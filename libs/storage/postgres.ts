@@ -44,8 +44,20 @@ export const DEFAULT_POSTGRES_TIMEOUTS: PostgresTimeouts = {
   acquireMs: 5_000,
 };
 
-/** How much longer than the server's statement timeout the client waits before giving up. */
-const CLIENT_GRACE_MS = 1_000;
+/**
+ * How much longer than the server's statement timeout the client waits before giving up: a
+ * stopped or partitioned server is answered within the statement timeout and this grace, with
+ * room left for the answer itself inside a second.
+ */
+const CLIENT_GRACE_MS = 500;
+
+/**
+ * Waiting for a connection (from the pool, or a new one to a server that accepts TCP but never
+ * answers) never takes longer than a statement may: a frozen server costs a caller no more than
+ * the statement timeout, whatever step it froze at.
+ */
+const waitLimit = (limitMs: number, timeouts: PostgresTimeouts) =>
+  Math.min(limitMs, timeouts.statementMs);
 
 export async function openPostgres(options: PostgresOptions): Promise<Postgres> {
   // One process per embedded data directory (see pglite-lock.ts); the CLI relies on this.
@@ -90,7 +102,7 @@ function createPool(url: string, max: number, timeouts: PostgresTimeouts): pg.Po
     connectionString: url,
     max,
     // pg-pool waits this long for a free connection; each Client below has its own connect limit.
-    connectionTimeoutMillis: timeouts.acquireMs,
+    connectionTimeoutMillis: waitLimit(timeouts.acquireMs, timeouts),
     Client: boundedClient(timeouts),
     types: {
       getTypeParser: ((oid: number, format?: string) =>
@@ -124,7 +136,7 @@ function boundedClient(timeouts: PostgresTimeouts): typeof pg.Client {
     constructor(config: pg.ClientConfig) {
       super({
         ...config,
-        connectionTimeoutMillis: timeouts.connectMs,
+        connectionTimeoutMillis: waitLimit(timeouts.connectMs, timeouts),
         statement_timeout: timeouts.statementMs,
         idle_in_transaction_session_timeout: timeouts.idleInTransactionMs,
         query_timeout: timeouts.statementMs + CLIENT_GRACE_MS,

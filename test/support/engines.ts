@@ -2,6 +2,7 @@ import fs from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll } from 'vitest';
+import { waitFor } from '../../dev-tools/wait-for.ts';
 import { type Config, loadConfig } from '../../libs/config/config.ts';
 import { openPostgres, type Postgres } from '../../libs/storage/postgres.ts';
 import { migratePostgres } from '../../libs/storage/postgres-migrations.ts';
@@ -11,7 +12,7 @@ import {
   uniqueName,
 } from '../../libs/storage/scratch-database.ts';
 
-export { uniqueName };
+export { uniqueName, waitFor };
 
 /** The machine's Postgres and Redis, for tests of the real-server paths. */
 export const SERVER_POSTGRES_URL =
@@ -106,17 +107,4 @@ export async function testConfig(
       await fs.rm(dataDir, { recursive: true, force: true });
     },
   };
-}
-
-export async function waitFor<T>(
-  probe: () => Promise<T | undefined | false>,
-  { timeoutMs = 10_000, intervalMs = 50 } = {},
-): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await probe();
-    if (value !== undefined && value !== false) return value;
-    if (Date.now() > deadline) throw new Error(`condition not met within ${timeoutMs} ms`);
-    await new Promise((resolve) => setTimeout(resolve, intervalMs));
-  }
 }

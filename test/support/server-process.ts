@@ -1,7 +1,7 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import path from 'node:path';
+import { freePort } from '../../dev-tools/private-servers.ts';
 import { validatorFor } from './live-documents.ts';
-import { freePort } from './private-servers.ts';
 
 export interface ServerProcess {
   url: string;

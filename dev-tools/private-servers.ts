@@ -1,12 +1,13 @@
-// Throwaway Redis and Postgres servers for fault tests: the machine's shared servers serve
-// other test files running in parallel, so a test that kills a server must own it.
+// Throwaway Redis and Postgres servers for fault tests and benches: the machine's shared servers
+// serve other test files running in parallel, so whatever kills or freezes a server must own it.
 import { type ChildProcess, execFile, spawn } from 'node:child_process';
 import fs from 'node:fs/promises';
 import net from 'node:net';
+import os from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import pg from 'pg';
-import { tempDir, waitFor } from './engines.ts';
+import { waitFor } from './wait-for.ts';
 
 const run = promisify(execFile);
 
@@ -83,7 +84,7 @@ export async function privateRedis(): Promise<PrivateServer> {
 export async function privatePostgres(): Promise<PrivateServer> {
   const bin = await postgresBin();
   const port = await freePort();
-  const root = await tempDir('cairn-pg-');
+  const root = await fs.mkdtemp(path.join(os.tmpdir(), 'cairn-pg-'));
   const data = path.join(root, 'data');
   await fs.chmod(root, 0o777);
   const asPostgres = (command: string, args: string[]) =>

@@ -1,0 +1,135 @@
+import { gzipSync } from 'node:zlib';
+import { describe, expect, it } from 'vitest';
+import { queryBody } from '../libs/analytics/query.schema.ts';
+import { checkBody } from '../libs/http/body-check.ts';
+import { unlimited, useCairn } from './support/cairn.ts';
+import type { HttpResult } from './support/http.ts';
+
+/** Bodies past the off-thread threshold (64 KiB) are parsed and validated on a worker thread. */
+describe('large request bodies', () => {
+  const cairn = useCairn({ rateLimits: unlimited(), businesses: ['lb'] });
+  const padding = ' '.repeat(300_000);
+
+  const send = async (
+    path: string,
+    body: Buffer | string,
+    headers: Record<string, string> = {},
+  ): Promise<HttpResult> => {
+    const response = await fetch(`${cairn.url}${path}`, {
+      method: 'POST',
+      headers: { ...cairn.auth, 'content-type': 'application/json', ...headers },
+      body,
+    });
+    const text = await response.text();
+    return { status: response.status, headers: response.headers, text, body: JSON.parse(text) };
+  };
+  const expectProblem = (res: HttpResult, status: number) => {
+    expect(res.status, res.text).toBe(status);
+    expect(res.headers.get('content-type')).toMatch(/^application\/problem\+json/);
+    expect(res.body.status).toBe(status);
+  };
+
+  it('answers a megabyte of unknown members with the exact 422 and its 100 issues', async () => {
+    const members = Array.from({ length: 60_000 }, (_, i) => `"x${i}":1`).join(',');
+    const text = `{"business":"lb","name":"many",${members}}`;
+    expect(text.length).toBeGreaterThan(600_000);
+    const res = await send('/api/v1/tasks', text);
+    expect(res.status, res.text.slice(0, 300)).toBe(422);
+    expect(res.headers.get('content-type')).toMatch(/^application\/json/);
+    expect(res.body.detail).toHaveLength(100);
+    expect(res.body.detail[0]).toEqual({
+      loc: ['body', 'x0'],
+      msg: 'Extra inputs are not permitted',
+      type: 'extra_forbidden',
+    });
+    expect(res.body.detail[99].loc).toEqual(['body', 'x99']);
+    const createTask = cairn.routes.find((route) => route.operationId === 'createTask')?.body;
+    const inPlace = checkBody({ bytes: Buffer.from(text), charset: 'utf-8' }, createTask);
+    expect(res.body).toEqual({ detail: inPlace.kind === 'invalid' ? inPlace.issues : [] });
+  });
+
+  it('answers a megabyte of bad metrics with the exact 422 of the in-place check', async () => {
+    const text = JSON.stringify({ metrics: Array.from({ length: 100_000 }, (_, i) => `m${i}`) });
+    expect(text.length).toBeGreaterThan(800_000);
+    const res = await send('/api/v1/query', text);
+    expect(res.status, res.text.slice(0, 300)).toBe(422);
+    expect(res.headers.get('content-type')).toMatch(/^application\/json/);
+    expect(res.body.detail[0]).toEqual({
+      loc: ['body', 'metrics'],
+      msg: 'List should have at most 20 items',
+      type: 'too_long',
+    });
+    expect(res.body.detail[1]).toMatchObject({ loc: ['body', 'metrics', 0], type: 'enum' });
+    const inPlace = checkBody({ bytes: Buffer.from(text), charset: 'utf-8' }, queryBody);
+    expect(inPlace.kind).toBe('invalid');
+    expect(res.body).toEqual({ detail: inPlace.kind === 'invalid' ? inPlace.issues : [] });
+  });
+
+  it('accepts a valid body padded past the threshold, plain or gzipped', async () => {
+    const task = `{"business":"lb","name":"padded"${padding}}`;
+    const created = await send('/api/v1/tasks', task);
+    expect(created.status, created.text).toBe(201);
+    expect(created.body.data).toMatchObject({ name: 'padded', business: 'lb', status: 'open' });
+    const zipped = await send(
+      '/api/v1/tasks',
+      gzipSync(`{"business":"lb","name":"zipped"${padding}}`),
+      { 'content-encoding': 'gzip' },
+    );
+    expect(zipped.status, zipped.text).toBe(201);
+    expect(zipped.body.data.name).toBe('zipped');
+    const query = await send(
+      '/api/v1/query',
+      `{"metrics":["tasks_created"],"period":"all_time"${padding}}`,
+    );
+    expect(query.status, query.text).toBe(200);
+    expect(query.body.metadata).toBeDefined();
+  });
+
+  it("lists a large body's issues exactly as the in-place check does", async () => {
+    const res = await send('/api/v1/tasks', `{"business":"lb","name":"","extra":1${padding}}`);
+    expect(res.status, res.text).toBe(422);
+    const types = res.body.detail.map((issue: { type: string }) => issue.type).sort();
+    expect(types).toContain('extra_forbidden');
+    const inPlace = checkBody(
+      { bytes: Buffer.from('{"business":"lb","name":"","extra":1}'), charset: 'utf-8' },
+      cairn.routes.find((r) => r.operationId === 'createTask')?.body,
+    );
+    expect(res.body).toEqual({ detail: inPlace.kind === 'invalid' ? inPlace.issues : [] });
+  });
+
+  it('refuses a large body that is not JSON, or a corrupt gzip of one, with a 400 problem', async () => {
+    const malformed = await send('/api/v1/tasks', `{"business":"lb","name":"x"${padding},}`);
+    expectProblem(malformed, 400);
+    expect(malformed.body.detail).toBe('The request body is not valid JSON.');
+    const gzip = gzipSync(`{"business":"lb","name":"x"${padding}}`);
+    const badChecksum = Buffer.from(gzip);
+    badChecksum.writeUInt32LE(
+      (badChecksum.readUInt32LE(gzip.length - 8) ^ 1) >>> 0,
+      gzip.length - 8,
+    );
+    const notGzip = Buffer.alloc(200_000, 'not gzip at all ');
+    for (const body of [badChecksum, gzip.subarray(0, gzip.length - 6), notGzip]) {
+      expectProblem(await send('/api/v1/tasks', body, { 'content-encoding': 'gzip' }), 400);
+    }
+  });
+
+  it('refuses a lone surrogate deep in a large body with a 422 at its place', async () => {
+    const res = await send('/api/v1/tasks', `{"business":"lb","name":"\\ud800"${padding}}`);
+    expect(res.status, res.text).toBe(422);
+    expect(res.body.detail).toEqual([
+      expect.objectContaining({ loc: ['body', 'name'], type: 'string_unicode' }),
+    ]);
+  });
+
+  it('answers many large bodies at once, each with its own outcome', async () => {
+    const answers = await Promise.all(
+      Array.from({ length: 12 }, (_, i) =>
+        send('/api/v1/tasks', `{"business":"lb","name":"${i % 2 ? '' : `n${i}`}"${padding}}`),
+      ),
+    );
+    answers.forEach((res, i) => {
+      expect(res.status, res.text).toBe(i % 2 ? 422 : 201);
+      if (i % 2 === 0) expect(res.body.data.name).toBe(`n${i}`);
+    });
+  });
+});
