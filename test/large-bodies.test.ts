@@ -3,7 +3,7 @@ import { describe, expect, it } from 'vitest';
 import { queryBody } from '../libs/analytics/query.schema.ts';
 import { checkBody } from '../libs/http/body-check.ts';
 import { unlimited, useCairn } from './support/cairn.ts';
-import type { HttpResult } from './support/http.ts';
+import { type HttpResult, http } from './support/http.ts';
 
 /** Bodies past the off-thread threshold (64 KiB) are parsed and validated on a worker thread. */
 describe('large request bodies', () => {
@@ -14,15 +14,11 @@ describe('large request bodies', () => {
     path: string,
     body: Buffer | string,
     headers: Record<string, string> = {},
-  ): Promise<HttpResult> => {
-    const response = await fetch(`${cairn.url}${path}`, {
-      method: 'POST',
+  ): Promise<HttpResult> =>
+    http(cairn.url, 'POST', path, {
       headers: { ...cairn.auth, 'content-type': 'application/json', ...headers },
-      body,
+      raw: body,
     });
-    const text = await response.text();
-    return { status: response.status, headers: response.headers, text, body: JSON.parse(text) };
-  };
   const expectProblem = (res: HttpResult, status: number) => {
     expect(res.status, res.text).toBe(status);
     expect(res.headers.get('content-type')).toMatch(/^application\/problem\+json/);
