@@ -102,6 +102,7 @@ describe('compiled statement per query shape', () => {
         'GROUP BY week',
         'ORDER BY blocked_tasks DESC, week ASC',
         'LIMIT {limit:UInt32}',
+        "SETTINGS join_algorithm = 'partial_merge'",
       ].join('\n'),
       params: {
         tz: 'UTC',

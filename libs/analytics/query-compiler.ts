@@ -68,9 +68,17 @@ export function compileQuery(query: AnalyticsQuery, options: CompileOptions): Co
       ? 'LIMIT {limit:UInt32} OFFSET {offset:UInt64}'
       : 'LIMIT {limit:UInt32}',
   );
+  // Blocked tasks join every open task to its dependencies at each bucket: on a large business
+  // that join outgrows the memory cap as a hash table, while a sort-merge join spills to disk.
+  if (ctx.source === 'facts' && needsBlocked(query)) {
+    lines.push("SETTINGS join_algorithm = 'partial_merge'");
+  }
   const sql = lines.join('\n');
   return { sql, params: bindParams(sql, query, options) };
 }
+
+const needsBlocked = (query: AnalyticsQuery) =>
+  query.metrics.some((name) => (METRICS[name].needs as readonly string[]).includes('blocked_at'));
 
 /** The caller's order first, then every dimension not yet named, so pages are stable. */
 function orderTerms(query: AnalyticsQuery): string[] {

@@ -58,7 +58,7 @@ export async function runOnEngine(
         // A server stops the query when our aborted request closes its connection.
         cancel_http_readonly_queries_on_client_close: 1,
         exact_rows_before_limit: 1,
-        ...(limits.maxMemoryBytes ? { max_memory_usage: String(limits.maxMemoryBytes) } : {}),
+        ...(limits.maxMemoryBytes ? memoryBounds(limits.maxMemoryBytes) : {}),
       },
     });
     const json = (await result.json<Record<string, unknown>>()) as unknown as EngineAnswer;
@@ -179,4 +179,18 @@ export class QueryExecutor {
     if (answer.statistics) this.deps.engineRead?.(answer.statistics);
     return answer;
   }
+}
+
+/**
+ * The memory cap, and where a statement spills to disk instead of reaching it: sorts (the
+ * window functions that replay task histories) and aggregations past a quarter of the cap go on
+ * in temporary files, slower, rather than failing a query that simply covers a lot of data.
+ */
+function memoryBounds(maxBytes: number) {
+  const spillAt = String(Math.floor(maxBytes / 4));
+  return {
+    max_memory_usage: String(maxBytes),
+    max_bytes_before_external_sort: spillAt,
+    max_bytes_before_external_group_by: spillAt,
+  };
 }
