@@ -1,7 +1,7 @@
-import { Redis } from 'ioredis';
+import type { Redis } from 'ioredis';
 import { CircuitBreaker } from './circuit-breaker.ts';
 import type { RateCount, RateCounterStore } from './rate-counter-store.ts';
-import type { RedisGuard } from './redis-guard.ts';
+import { guardedRedis, type RedisGuard, redisReady } from './redis-guard.ts';
 
 /**
  * Charges (ARGV[2] = 1) or reads one key's count, starting its window on the first charge.
@@ -49,33 +49,14 @@ export class RedisRateCounters implements RateCounterStore {
       coolDownMs: guard.breakerCoolDownMs,
       observer: guard.observer,
     });
-    this.redis = new Redis(url, {
-      // Fail at once instead of queueing while disconnected; a hung server is cut off by the
-      // breaker's time limit. ioredis keeps reconnecting on its own.
-      enableOfflineQueue: false,
-      maxRetriesPerRequest: 0,
-      connectTimeout: 2_000,
-      retryStrategy: (attempt) => Math.min(attempt * 100, 2_000),
-    }) as ScriptedRedis;
-    // Failures surface as rejected commands, which the breaker counts.
-    this.redis.on('error', () => {});
-    // A reconnect (Redis restarted, or the network back) closes the breaker at once.
-    this.redis.on('ready', () => this.breaker.recovered());
+    // A hung server is cut off by the breaker's time limit.
+    this.redis = guardedRedis(url, this.breaker) as ScriptedRedis;
     this.redis.defineCommand('rateCount', { numberOfKeys: 1, lua: COUNT_SCRIPT });
   }
 
   /** Waits briefly for the connection, so the first requests are counted where all instances see them. */
   async ready(timeoutMs = 2_000): Promise<this> {
-    if (this.redis.status === 'ready') return this;
-    await new Promise<void>((resolve) => {
-      const done = () => {
-        clearTimeout(timer);
-        this.redis.off('ready', done);
-        resolve();
-      };
-      const timer = setTimeout(done, timeoutMs);
-      this.redis.on('ready', done);
-    });
+    await redisReady(this.redis, timeoutMs);
     return this;
   }
 

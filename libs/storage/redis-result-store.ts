@@ -1,6 +1,6 @@
-import { Redis } from 'ioredis';
+import type { Redis } from 'ioredis';
 import { CircuitBreaker } from './circuit-breaker.ts';
-import type { RedisGuard } from './redis-guard.ts';
+import { guardedRedis, type RedisGuard, redisReady } from './redis-guard.ts';
 import { MAX_ENTRY_SHARE, type ResultStore } from './result-store.ts';
 
 /** A cache that does not answer this promptly is a miss: the engine answers instead. */
@@ -74,33 +74,17 @@ export class RedisResultStore implements ResultStore {
       bytes: `${base}bytes`,
       sequence: `${base}seq`,
     };
-    this.redis = new Redis(url, {
-      enableOfflineQueue: false,
-      maxRetriesPerRequest: 0,
+    // Failures count as misses.
+    this.redis = guardedRedis(url, this.breaker, {
       commandTimeout: CACHE_COMMAND_TIMEOUT_MS,
-      connectTimeout: 2_000,
-      retryStrategy: (attempt) => Math.min(attempt * 100, 2_000),
     }) as ScriptedRedis;
-    // Failures surface as rejected commands, which the cache counts as misses.
-    this.redis.on('error', () => {});
-    // A reconnect (Redis restarted, or the network back) closes the breaker at once.
-    this.redis.on('ready', () => this.breaker.recovered());
     this.redis.defineCommand('resultSet', { numberOfKeys: 4, lua: SET_SCRIPT });
     this.redis.defineCommand('resultGet', { numberOfKeys: 3, lua: GET_SCRIPT });
   }
 
   /** Waits briefly for the connection, so the first queries after start-up can use it. */
   async ready(timeoutMs = 2_000): Promise<this> {
-    if (this.redis.status === 'ready') return this;
-    await new Promise<void>((resolve) => {
-      const done = () => {
-        clearTimeout(timer);
-        this.redis.off('ready', done);
-        resolve();
-      };
-      const timer = setTimeout(done, timeoutMs);
-      this.redis.on('ready', done);
-    });
+    await redisReady(this.redis, timeoutMs);
     return this;
   }
 
