@@ -28,6 +28,7 @@ import type { Target } from './bench-target.ts';
 import { formatSplit, startCpuSplit } from './cpu-split.ts';
 import { rawRate } from './raw-rate.ts';
 import { searchFigures, walkFigures } from './search-walk.ts';
+import { sideBySide } from './side-by-side.ts';
 
 const POSTGRES = process.env.TEST_POSTGRES_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
 const CURSOR_SECRET = 'bench-cursor-secret-bench-cursor-secret';
@@ -142,33 +143,13 @@ async function pageFigures(target: Target, middleId: number, middle: string): Pr
   ] as const) {
     const query = label === 'first' ? '' : `&offset=${encodeURIComponent(middle)}`;
     for (const connections of [8, 32]) {
-      const httpCpu = startCpuSplit(target.pid);
-      const http = await autocannon({
-        url: `${target.url}/api/v1/tasks/root/dependents?limit=100${query}`,
+      await sideBySide(
+        target,
+        label,
         connections,
-        duration: target.seconds,
-        headers: target.headers,
-      });
-      if (http.non2xx > 0) throw new Error(`${http.non2xx} non-2xx answers`);
-      const httpSplit = httpCpu();
-      const rawCpu = startCpuSplit(undefined);
-      const raw = await rawRate(target.pool, connections, target.seconds, async (client) => {
-        await client.query(PAGE_SQL, [after, 101, 'root', TOKEN_BUSINESSES]);
-      });
-      const rate = http.requests.average;
-      const cells = [
-        label.padEnd(6),
-        String(connections).padStart(4),
-        rate.toFixed(0).padStart(13),
-        String(http.latency.p50).padStart(6),
-        String(http.latency.p99).padStart(6),
-        raw.rate.toFixed(0).padStart(12),
-        raw.p50.toFixed(1).padStart(6),
-        raw.p99.toFixed(1).padStart(6),
-        (rate / raw.rate).toFixed(2).padStart(5),
-      ];
-      console.log(
-        `${cells.join('  ')}   service: ${formatSplit(httpSplit)}; raw: ${formatSplit(rawCpu())}`,
+        `/api/v1/tasks/root/dependents?limit=100${query}`,
+        [{ sql: PAGE_SQL, parameters: [after, 101, 'root', TOKEN_BUSINESSES] }],
+        6,
       );
     }
   }

@@ -1,7 +1,6 @@
 // Figures for the task list's name search and the transitive dependents listing, each through
 // HTTP beside the very statements the service sends (compiled from the same builders), sent
 // straight to Postgres by a bare pg client in the same run.
-import autocannon from 'autocannon';
 import { type Kysely, sql } from 'kysely';
 import type { Database } from '../libs/storage/database.ts';
 import { walkPageStatement } from '../libs/tasks/dependency.repository.ts';
@@ -9,56 +8,11 @@ import { MAX_WALK } from '../libs/tasks/dependency.service.ts';
 import { encodeCursor } from '../libs/tasks/keyset-cursor.ts';
 import { taskCollectionStatements } from '../libs/tasks/task-collection.query.ts';
 import type { Target } from './bench-target.ts';
-import { formatSplit, startCpuSplit } from './cpu-split.ts';
-import { rawRate } from './raw-rate.ts';
+import { sideBySide } from './side-by-side.ts';
 
 const HEADER =
   'figure                       conc  service req/s  p50 ms  p99 ms  raw pg req/s  p50 ms  p99 ms  ratio';
 
-/** One figure: `path` through the service, then `statements` in turn on one raw connection. */
-async function sideBySide(
-  target: Target,
-  label: string,
-  connections: number,
-  path: string,
-  statements: Array<{ sql: string; parameters: readonly unknown[] }>,
-): Promise<void> {
-  const httpCpu = startCpuSplit(target.pid);
-  const http = await autocannon({
-    url: `${target.url}${path}`,
-    connections,
-    duration: target.seconds,
-    headers: target.headers,
-  });
-  if (http.non2xx > 0) throw new Error(`${label}: ${http.non2xx} non-2xx answers`);
-  const httpSplit = httpCpu();
-  const rawCpu = startCpuSplit(undefined);
-  const raw = await rawRate(target.pool, connections, target.seconds, async (client) => {
-    for (const statement of statements)
-      await client.query(statement.sql, [...statement.parameters]);
-  });
-  const rate = http.requests.average;
-  const cells = [
-    label.padEnd(27),
-    String(connections).padStart(4),
-    rate.toFixed(1).padStart(13),
-    String(http.latency.p50).padStart(6),
-    String(http.latency.p99).padStart(6),
-    raw.rate.toFixed(1).padStart(12),
-    raw.p50.toFixed(1).padStart(6),
-    raw.p99.toFixed(1).padStart(6),
-    (rate / raw.rate).toFixed(2).padStart(5),
-  ];
-  console.log(
-    `${cells.join('  ')}   service: ${formatSplit(httpSplit)}; raw: ${formatSplit(rawCpu())}`,
-  );
-}
-
-/**
- * `q` over `count` tasks of one business: a term held by one task, one held by 0.1 % of them
- * and one held by a seventh. Names mix words, a 1-in-1000 tag and an md5 fragment, so their
- * trigrams are as varied as real ones.
- */
 export async function searchFigures(
   target: Target,
   db: Kysely<Database>,
