@@ -152,7 +152,7 @@ export async function run(args: string[]): Promise<void> {
       const [hitName, hitRequest] = QUERIES[0] as [string, QueryRequest];
       const hit = await timeCacheHits(deps, cairn.url, token, hitRequest, requests);
       cacheRows.push(
-        `| ${facts.toLocaleString('en-US')} | ${hitName} | ${hit.p50.toFixed(2)} | ${hit.p99.toFixed(2)} | ${hit.engineP50.toFixed(1)} | ${hit.p50 <= 2 ? 'yes' : 'no'} |`,
+        `| ${facts.toLocaleString('en-US')} | ${hitName} | ${hit.p50.toFixed(2)} | ${hit.p99.toFixed(2)} | ${hit.burstP50.toFixed(2)} | ${hit.burstP99.toFixed(2)} | ${hit.engineP50.toFixed(1)} | ${hit.p50 <= 2 ? 'yes' : 'no'} | ${hit.burstP50 <= 2 ? 'yes' : 'no'} |`,
       );
       process.stdout.write(`${cacheRows.at(-1)}\n`);
     } finally {
@@ -164,13 +164,13 @@ export async function run(args: string[]): Promise<void> {
     `\n| facts | query | source | service p50 ms | service p99 ms | engine p50 ms | on facts p50 ms | facts ÷ service | rows read | p50 ≤ 1.15×engine+3 |\n|---|---|---|---|---|---|---|---|---|---|\n${rows.join('\n')}\n`,
   );
   process.stdout.write(
-    `\n| facts | query | cache hit p50 ms | cache hit p99 ms | engine p50 ms | hit p50 ≤ 2 ms |\n|---|---|---|---|---|---|\n${cacheRows.join('\n')}\n`,
+    `\n| facts | query | hit p50 ms, in turns | hit p99 ms, in turns | hit p50 ms, back to back | hit p99 ms, back to back | engine p50 ms | in turns ≤ 2 ms | back to back ≤ 2 ms |\n|---|---|---|---|---|---|---|---|---|\n${cacheRows.join('\n')}\n`,
   );
 }
 
 /**
  * Result-cache hits: the query again over HTTP without `no-cache`, in turns with the same
- * statement straight on the engine. The first request fills the cache and no facts arrive
+ * statement straight on the engine, then in a back-to-back burst. The first request fills the cache and no facts arrive
  * meanwhile, so every later answer must say "hit": a miss cannot pass for a fast hit.
  */
 async function timeCacheHits(
@@ -204,10 +204,22 @@ async function timeCacheHits(
     hits.push(hitMs);
     engine.push(engineMs);
   }
+  // Then back to back, as a dashboard's panels arrive together: no engine work in between, so
+  // the process runs warm rather than after an idle wait of the engine's length.
+  const burst: number[] = [];
+  for (let round = 0; round < times; round++) {
+    const started = performance.now();
+    const response = await post(agent, `${url}/api/v1/query`, headers, JSON.stringify(request));
+    burst.push(performance.now() - started);
+    const cache = JSON.parse(response.body).metadata?.cache;
+    if (cache !== 'hit') throw new Error(`expected a cache hit, the service said ${cache}`);
+  }
   agent.destroy();
   return {
     p50: percentile(hits, 0.5),
     p99: percentile(hits, 0.99),
+    burstP50: percentile(burst, 0.5),
+    burstP99: percentile(burst, 0.99),
     engineP50: percentile(engine, 0.5),
   };
 }

@@ -20,7 +20,7 @@ import {
 import { circuitBreakerMetrics } from '../../libs/observability/breaker-metrics.ts';
 import { createLogger, type Logger } from '../../libs/observability/logger.ts';
 import { createMetrics } from '../../libs/observability/metrics.ts';
-import { projectionFreshness } from '../../libs/projection/freshness.ts';
+import { openFreshness } from '../../libs/projection/freshness-memo.ts';
 import {
   batchObserver,
   registerProjectionGauges,
@@ -119,6 +119,7 @@ export async function startCairn(options: CairnOptions): Promise<Cairn> {
 
   // Every role serves HTTP: the projector answers /healthz, /readyz and /metrics only.
   const wake = wakeProjector(engines.queue);
+  const freshness = await openFreshness(engines.postgres);
   const cursorKey = await resolveCursorKey({
     configured: config.cursorSecret,
     masterKey: masterKey.value,
@@ -155,7 +156,7 @@ export async function startCairn(options: CairnOptions): Promise<Cairn> {
           ...instrumentAnalyticsRoutes(
             queryRoutes({
               clickhouse,
-              freshness: (at) => projectionFreshness(db, at),
+              freshness: (at) => freshness.read(at),
               rollups: () => rollups.ready(),
               now,
               maxRows: config.queryMaxRows,
@@ -250,6 +251,7 @@ export async function startCairn(options: CairnOptions): Promise<Cairn> {
       await rateLimiter.close();
       await rateCounters.close();
       await tokens.close();
+      await freshness.close();
       await capacity.close();
       await engines.close();
     },

@@ -114,15 +114,26 @@ function dayRange(name: PeriodName, today: Day): [Day | null, Day] {
  * `+05:30`, which newer runtimes accept, are not IANA names and are refused.
  */
 export function canonicalTimezone(timezone: string): string | null {
-  let name: string;
+  const known = canonicalNames.get(timezone);
+  if (known !== undefined) return known;
+  let name: string | null;
   try {
     // Building a formatter is the check, and a costly one: keep it for the period maths.
     name = formatter(timezone).resolvedOptions().timeZone;
   } catch {
-    return null;
+    name = null;
   }
-  return IANA_NAME.test(name) ? name : null;
+  const canonical = name !== null && IANA_NAME.test(name) ? name : null;
+  // Reading the options back costs as much as the rest of a cached answer: remember it, bounded
+  // as the formatters are.
+  if (canonicalNames.size >= MAX_FORMATTERS) {
+    canonicalNames.delete(canonicalNames.keys().next().value as string);
+  }
+  canonicalNames.set(timezone, canonical);
+  return canonical;
 }
+
+const canonicalNames = new Map<string, string | null>();
 
 const IANA_NAME = /^[A-Za-z][A-Za-z_]*(\/[A-Za-z0-9_+-]+)*$/;
 
@@ -164,8 +175,48 @@ function formatter(timezone: string): Intl.DateTimeFormat {
   return format;
 }
 
-/** The wall-clock time at `instant` in `timezone`, read as if it were UTC, in ms. */
+/** The wall-clock time at `instant` in `timezone`, read as if it were UTC, in ms (whole seconds). */
 export function wallClock(instant: number, timezone: string): number {
+  const slot = Math.floor(instant / OFFSET_SLOT_MS);
+  let slots = offsets.get(timezone);
+  if (!slots) {
+    slots = new Map();
+    offsets.set(timezone, slots);
+  }
+  let offset = slots.get(slot);
+  if (offset === undefined) {
+    if (++offsetEntries > MAX_OFFSET_ENTRIES) {
+      offsets.clear();
+      offsetEntries = 1;
+      offsets.set(timezone, slots);
+      slots.clear();
+    }
+    offset = slotOffset(slot * OFFSET_SLOT_MS, timezone);
+    slots.set(slot, offset);
+  }
+  return offset === null
+    ? readWallClock(instant, timezone)
+    : Math.floor(instant / 1000) * 1000 + offset;
+}
+
+/**
+ * Reading a wall clock through Intl costs about 10 µs, and a month of daily buckets needs a
+ * hundred readings per query: offsets are remembered per zone and quarter hour instead. A
+ * quarter hour whose first and last second share an offset has it throughout (zones change at
+ * most once within hours); one that straddles a change is read through Intl at every call.
+ */
+const OFFSET_SLOT_MS = 15 * 60_000;
+const MAX_OFFSET_ENTRIES = 100_000;
+const offsets = new Map<string, Map<number, number | null>>();
+let offsetEntries = 0;
+
+function slotOffset(start: number, timezone: string): number | null {
+  const last = start + OFFSET_SLOT_MS - 1000;
+  const offset = readWallClock(start, timezone) - start;
+  return readWallClock(last, timezone) - last === offset ? offset : null;
+}
+
+function readWallClock(instant: number, timezone: string): number {
   const parts: Record<string, number> = {};
   for (const part of formatter(timezone).formatToParts(new Date(instant))) {
     if (part.type !== 'literal') parts[part.type] = Number(part.value);

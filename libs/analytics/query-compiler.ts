@@ -101,11 +101,16 @@ function bindParams(
     to: toClickHouseTime(options.period.to),
   };
   if (options.businesses !== null) params.businesses = options.businesses;
-  if (options.buckets) {
-    params.starts = options.buckets.starts.map(toClickHouseTime);
-    params.ats = options.buckets.ats.map(toClickHouseTime);
-    params.slot_ats = stateReads(options.buckets, options.source).map(toClickHouseTime);
-    params.state_to = toClickHouseTime(stateEnd(options.buckets, options.source));
+  const { buckets } = options;
+  const uses = (name: string) => sql.includes(`{${name}:`);
+  // A bucket list can run to thousands of instants: format only those the text reads.
+  if (buckets) {
+    if (uses('starts')) params.starts = buckets.starts.map(toClickHouseTime);
+    if (uses('ats')) params.ats = buckets.ats.map(toClickHouseTime);
+    if (uses('slot_ats')) {
+      params.slot_ats = stateReads(buckets, options.source).map(toClickHouseTime);
+    }
+    if (uses('state_to')) params.state_to = toClickHouseTime(stateEnd(buckets, options.source));
   }
   query.filters.forEach((filter, i) => {
     // Null is how a query names "no label"; the facts store it as the dimension's `none`.
@@ -117,7 +122,7 @@ function bindParams(
   params.offset = options.offset ?? 0;
   // Bind only what the text uses: engines reject parameters a statement does not mention.
   for (const name of Object.keys(params)) {
-    if (!sql.includes(`{${name}:`)) delete params[name];
+    if (!uses(name)) delete params[name];
   }
   return params;
 }
