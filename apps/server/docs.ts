@@ -1,12 +1,18 @@
 import fs from 'node:fs';
+import { createRequire } from 'node:module';
 import path from 'node:path';
 import type express from 'express';
 import type { Request, Response } from 'express';
-import swaggerUi from 'swagger-ui-dist';
 import { type Asset, assetBundle, REVALIDATE, sendAsset, textAsset } from './static-assets.ts';
 
-/** Swagger UI from the installed npm package: the docs work offline and load nothing from a CDN. */
-const ASSET_DIR = swaggerUi.getAbsoluteFSPath();
+/**
+ * Swagger UI from the installed npm package: the docs work offline and load nothing from a CDN.
+ * Only its files are served: importing the package would evaluate its 1.5 MB browser bundle in
+ * the server's heap, which every full garbage collection then has to mark.
+ */
+const ASSET_DIR = path.dirname(
+  createRequire(import.meta.url).resolve('swagger-ui-dist/package.json'),
+);
 
 // A script file rather than an inline <script>, so a strict Content-Security-Policy can still
 // allow the page.
