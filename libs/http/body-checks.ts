@@ -1,6 +1,8 @@
 import os from 'node:os';
 import { type BodyOutcome, checkBody, type RawBody } from './body-check.ts';
 import type { BodyJob } from './body-check.worker.ts';
+import { BodySlabs, type Slab, type SlabSource } from './body-slabs.ts';
+import { BODY_LIMIT_BYTES } from './json-body.ts';
 import type { JsonSchema } from './json-schema.ts';
 import type { Route } from './route.ts';
 import { WorkerPool } from './worker-pool.ts';
@@ -36,10 +38,11 @@ const DEFAULTS: BodyCheckOptions = {
  * the checked value, which is small because every schema bounds what it accepts. Small bodies
  * are checked in place, where a thread hop would cost more than it saves.
  */
-export class BodyChecks {
+export class BodyChecks implements SlabSource {
   private readonly options: BodyCheckOptions;
   private readonly schemas = new Map<JsonSchema, number>();
   private readonly pool: WorkerPool<BodyJob, BodyOutcome>;
+  private readonly slabs: BodySlabs;
 
   constructor(routes: readonly Route[], options: Partial<BodyCheckOptions> = {}) {
     this.options = { ...DEFAULTS, ...options };
@@ -54,6 +57,13 @@ export class BodyChecks {
       maxQueued: this.options.maxQueued,
       onError: this.options.onError,
     });
+    // A slab per thread and per body read while the threads are busy; past that, bodies are
+    // read into memory of their own.
+    this.slabs = new BodySlabs({ bytes: BODY_LIMIT_BYTES, count: this.options.threads * 2 + 2 });
+  }
+
+  reserve(length: number): Slab | undefined {
+    return this.slabs.reserve(length);
   }
 
   /** The outcome for a body as read, against the route's schema. */
@@ -67,8 +77,11 @@ export class BodyChecks {
     ) {
       return checkBody(body, route.body);
     }
-    // The bytes move to the worker rather than being copied when they own their memory, as a
-    // body read whole does.
+    // A body in a slab is shared memory the worker reads in place; other bytes move to the
+    // worker rather than being copied when they own their memory, as a body read whole does.
+    if (bytes.buffer instanceof SharedArrayBuffer) {
+      return this.pool.run({ body: { bytes, charset: body.charset }, schema });
+    }
     const owned = bytes.byteOffset === 0 && bytes.byteLength === bytes.buffer.byteLength;
     const moved = owned ? bytes : new Uint8Array(bytes);
     return this.pool.run({ body: { bytes: moved, charset: body.charset }, schema }, [

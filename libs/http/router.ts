@@ -10,7 +10,7 @@ import {
   idempotencyKeyOf,
   NO_IDEMPOTENCY,
 } from './idempotency-layer.ts';
-import { bodyCharset, jsonBody } from './json-body.ts';
+import { bodyCharset, jsonBody, releaseBody } from './json-body.ts';
 import type { PrincipalOf, Route, TransactionOf } from './route.ts';
 import { NO_UNIT, type Transactor } from './unit-of-work.ts';
 import { prepare, validate } from './validation.ts';
@@ -37,17 +37,17 @@ export function mountRoutes(
   routes: Route[],
   { authorize, transact, idempotency = NO_IDEMPOTENCY, bodyChecks }: RouterOptions,
 ): void {
+  const readBody = jsonBody(bodyChecks);
   for (const route of routes) {
     for (const schema of [route.params, route.query, route.body]) if (schema) prepare(schema);
     const authorizeFirst = (req: Request, _res: Response, next: NextFunction) => {
       authorize(route, req.principal);
       next();
     };
-    app[route.method](route.path, authorizeFirst, jsonBody, async (req: Request, res: Response) => {
-      const read = await bodyChecks.check(route, {
-        bytes: req.body as Buffer | undefined,
-        charset: bodyCharset(req),
-      });
+    app[route.method](route.path, authorizeFirst, readBody, async (req: Request, res: Response) => {
+      const read = await bodyChecks
+        .check(route, { bytes: req.body as Uint8Array | undefined, charset: bodyCharset(req) })
+        .finally(() => releaseBody(req));
       if (read.kind === 'malformed') throw new AppError('bad_request', NOT_JSON);
       const key = idempotencyKeyOf(req, route);
       let params: unknown = req.params;
