@@ -60,7 +60,7 @@ describe('reading large bodies into slabs', () => {
       headers: { 'content-type': 'application/json', ...headers },
       body,
     });
-    return { status: res.status, body: await res.json() };
+    return { status: res.status, body: (await res.json()) as Record<string, unknown> };
   };
   const padded = (name: string, size: number) => {
     const head = `{"name":"${name}"`;
