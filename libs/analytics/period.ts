@@ -114,26 +114,12 @@ function dayRange(name: PeriodName, today: Day): [Day | null, Day] {
  * `+05:30`, which newer runtimes accept, are not IANA names and are refused.
  */
 export function canonicalTimezone(timezone: string): string | null {
-  const known = canonicalNames.get(timezone);
-  if (known !== undefined) return known;
-  let name: string | null;
   try {
-    // Building a formatter is the check, and a costly one: keep it for the period maths.
-    name = formatter(timezone).resolvedOptions().timeZone;
+    return zone(timezone).canonical;
   } catch {
-    name = null;
+    return null;
   }
-  const canonical = name !== null && IANA_NAME.test(name) ? name : null;
-  // Reading the options back costs as much as the rest of a cached answer: remember it, bounded
-  // as the formatters are.
-  if (canonicalNames.size >= MAX_FORMATTERS) {
-    canonicalNames.delete(canonicalNames.keys().next().value as string);
-  }
-  canonicalNames.set(timezone, canonical);
-  return canonical;
 }
-
-const canonicalNames = new Map<string, string | null>();
 
 const IANA_NAME = /^[A-Za-z][A-Za-z_]*(\/[A-Za-z0-9_+-]+)*$/;
 
@@ -149,18 +135,18 @@ export function civil(day: Day): { year: number; month: number } {
 export const weekday = (day: Day): number => new Date(day * MS_PER_DAY).getUTCDay();
 
 /**
- * Formatters by zone name as sent. Names are case-insensitive, so callers could send endless
- * spellings of valid zones: the map is bounded, dropping its oldest entry when full.
+ * Zones by name as sent: a formatter for the period maths and the IANA name, both costly to
+ * build (building the formatter is the check that the zone exists). Names are case-insensitive,
+ * so callers could send endless spellings of valid zones: the map is bounded, dropping its
+ * oldest entry when full.
  */
-const formatters = new Map<string, Intl.DateTimeFormat>();
-const MAX_FORMATTERS = 1000;
-function formatter(timezone: string): Intl.DateTimeFormat {
-  let format = formatters.get(timezone);
-  if (!format) {
-    if (formatters.size >= MAX_FORMATTERS) {
-      formatters.delete(formatters.keys().next().value as string);
-    }
-    format = new Intl.DateTimeFormat('en-US', {
+const zones = new Map<string, { format: Intl.DateTimeFormat; canonical: string | null }>();
+const MAX_ZONES = 1000;
+function zone(timezone: string): { format: Intl.DateTimeFormat; canonical: string | null } {
+  let known = zones.get(timezone);
+  if (!known) {
+    if (zones.size >= MAX_ZONES) zones.delete(zones.keys().next().value as string);
+    const format = new Intl.DateTimeFormat('en-US', {
       timeZone: timezone,
       hourCycle: 'h23',
       year: 'numeric',
@@ -170,29 +156,30 @@ function formatter(timezone: string): Intl.DateTimeFormat {
       minute: 'numeric',
       second: 'numeric',
     });
-    formatters.set(timezone, format);
+    const name = format.resolvedOptions().timeZone;
+    known = { format, canonical: IANA_NAME.test(name) ? name : null };
+    zones.set(timezone, known);
   }
-  return format;
+  return known;
 }
 
 /** The wall-clock time at `instant` in `timezone`, read as if it were UTC, in ms (whole seconds). */
 export function wallClock(instant: number, timezone: string): number {
   const slot = Math.floor(instant / OFFSET_SLOT_MS);
-  let slots = offsets.get(timezone);
-  if (!slots) {
-    slots = new Map();
-    offsets.set(timezone, slots);
-  }
-  let offset = slots.get(slot);
+  let offset = offsets.get(timezone)?.get(slot);
   if (offset === undefined) {
-    if (++offsetEntries > MAX_OFFSET_ENTRIES) {
+    if (offsetEntries >= MAX_OFFSET_ENTRIES) {
       offsets.clear();
-      offsetEntries = 1;
-      offsets.set(timezone, slots);
-      slots.clear();
+      offsetEntries = 0;
     }
     offset = slotOffset(slot * OFFSET_SLOT_MS, timezone);
+    let slots = offsets.get(timezone);
+    if (!slots) {
+      slots = new Map();
+      offsets.set(timezone, slots);
+    }
     slots.set(slot, offset);
+    offsetEntries++;
   }
   return offset === null
     ? readWallClock(instant, timezone)
@@ -216,9 +203,10 @@ function slotOffset(start: number, timezone: string): number | null {
   return readWallClock(last, timezone) - last === offset ? offset : null;
 }
 
-function readWallClock(instant: number, timezone: string): number {
+/** The wall clock read straight from Intl, with no memo: what `wallClock` always equals. */
+export function readWallClock(instant: number, timezone: string): number {
   const parts: Record<string, number> = {};
-  for (const part of formatter(timezone).formatToParts(new Date(instant))) {
+  for (const part of zone(timezone).format.formatToParts(new Date(instant))) {
     if (part.type !== 'literal') parts[part.type] = Number(part.value);
   }
   return Date.UTC(

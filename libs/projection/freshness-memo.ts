@@ -1,7 +1,12 @@
 import { sql } from 'kysely';
 import type { Freshness } from '../analytics/freshness.ts';
 import type { Postgres } from '../storage/postgres.ts';
-import { freshnessAt, type ProjectionReading, readProjection } from './freshness.ts';
+import {
+  freshnessAt,
+  type ProjectionReading,
+  projectionFreshness,
+  readProjection,
+} from './freshness.ts';
 
 /** Announced by `sql/postgres/0008_projection_notify.sql` in sessions that opt in. */
 const PROJECTION_CHANNEL = 'cairn_projection';
@@ -24,10 +29,7 @@ export interface FreshnessSource {
  */
 export async function openFreshness(postgres: Postgres): Promise<FreshnessSource> {
   if (postgres.kind !== 'pglite') {
-    return {
-      read: async (now) => freshnessAt(await readProjection(postgres.db), now),
-      close: async () => {},
-    };
+    return { read: (now) => projectionFreshness(postgres.db, now), close: async () => {} };
   }
   let remembered: { reading: ProjectionReading; until: number } | undefined;
   // Bumped by every change, so a reading that raced one is not kept.
