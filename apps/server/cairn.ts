@@ -245,7 +245,7 @@ export async function startCairn(options: CairnOptions): Promise<Cairn> {
       await unadvertise?.();
       await http.drain();
       await bodyChecks.close();
-      projector?.stop();
+      await projector?.stop();
       await backfill.stop();
       await rollups.close();
       await rateLimiter.close();

@@ -7,9 +7,10 @@ const SCHEDULE_ID = 'drain-outbox-every';
 export interface RunningProjector {
   /**
    * Stops taking batches: the batch in hand finishes (its checkpoint commits), the job ends,
-   * and the queue is not closed here: the engines own it.
+   * and the queue is not closed here: the engines own it. Resolves once a drain this process
+   * started without the queue has finished its batch.
    */
-  stop(): void;
+  stop(): Promise<void>;
 }
 
 /** Consumes projector jobs in this process, and keeps a timer job as a safety net. */
@@ -46,10 +47,46 @@ export async function startProjector(
         )
       : undefined;
   reassert?.unref();
+  // While Redis does not answer, no job (timer or wake-up) reaches any worker, so this process
+  // drains the outbox on the poll interval itself until the queue delivers again. A drain
+  // racing a job's drain is safe: batches are claimed under the checkpoint's row lock and a
+  // batch sent twice carries the same deduplication token. A failed drain (Postgres or
+  // ClickHouse away) is retried at the next tick. A process that sends no wake-ups (the
+  // projector role) learns that Redis is away from the ping each tick sends while it answers.
+  let withoutQueue: Promise<void> | undefined;
+  let probing = false;
+  const fallback =
+    queue.kind === 'bullmq'
+      ? setInterval(() => {
+          if (withoutQueue || stopping.signal.aborted) return;
+          if (queue.delivering()) {
+            if (probing) return;
+            probing = true;
+            queue
+              .ping()
+              .catch(() => {})
+              .finally(() => {
+                probing = false;
+              });
+            return;
+          }
+          withoutQueue = drainOutbox(drainDeps)
+            .then(
+              () => {},
+              () => {},
+            )
+            .finally(() => {
+              withoutQueue = undefined;
+            });
+        }, pollMs)
+      : undefined;
+  fallback?.unref();
   return {
-    stop() {
+    async stop() {
       clearInterval(reassert);
+      clearInterval(fallback);
       stopping.abort();
+      await withoutQueue;
     },
   };
 }

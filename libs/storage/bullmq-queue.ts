@@ -43,8 +43,7 @@ export class BullQueue implements JobQueue {
     const guard = options.guard ?? DEFAULT_GUARD;
     this.breaker = new CircuitBreaker({
       name: 'redis_queue',
-      whileOpen:
-        'projector wake-ups skipped (the facts wait in the outbox until the projector polls again)',
+      whileOpen: 'projector wake-ups skipped; the projector drains the outbox on its own timer',
       timeoutMs: guard.commandTimeoutMs,
       failureThreshold: guard.breakerFailures,
       coolDownMs: guard.breakerCoolDownMs,
@@ -96,6 +95,10 @@ export class BullQueue implements JobQueue {
       concurrency: 1,
     });
     this.worker.on('error', () => {});
+  }
+
+  delivering(): boolean {
+    return this.breaker.state === 'closed';
   }
 
   async stats(): Promise<QueueStats> {

@@ -37,6 +37,10 @@ export class MemoryQueue implements JobQueue {
     this.kick();
   }
 
+  delivering(): boolean {
+    return true;
+  }
+
   async stats(): Promise<QueueStats> {
     return { waiting: this.waiting.length, active: this.active, failed: this.failed };
   }

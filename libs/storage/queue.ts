@@ -26,6 +26,11 @@ export interface JobQueue {
   repeat(id: string, job: Job, everyMs: number): Promise<void>;
   /** Starts consuming jobs in this process. */
   process(handler: JobHandler): void;
+  /**
+   * False while jobs cannot reach this process because the queue's server is not answering
+   * (its circuit breaker is not closed); consumers then do the work without the queue.
+   */
+  delivering(): boolean;
   stats(): Promise<QueueStats>;
   ping(): Promise<void>;
   close(): Promise<void>;

@@ -19,6 +19,8 @@ export interface FaultRig {
   ch: ClickHouse;
   /** What the API does after each commit: a best-effort wake-up job. */
   wake(): void;
+  /** Whether the queue delivers jobs (its Redis breaker is closed). */
+  delivering(): boolean;
   close(): Promise<void>;
 }
 
@@ -43,8 +45,9 @@ export async function projectorRig(options: {
     wake() {
       queue.add({ name: 'drain-outbox' }, { dedupId: 'drain-outbox' }).catch(() => {});
     },
+    delivering: () => queue.delivering(),
     async close() {
-      projector.stop();
+      await projector.stop();
       await queue.close().catch(() => {});
       await ch.close();
       await pg.close();
