@@ -215,7 +215,7 @@ export const METRICS = {
     source: 'state',
     sql: {
       facts: 'sumIf(weight, due_on < toDate(at, {tz:String}))',
-      rollup: 'sum(arraySum((d, v) -> if(d < toDate(at, {tz:String}), v, 0), due.1, due.2))',
+      rollup: 'sum(overdue)',
     },
     needs: ['due_dates'],
     neutral: '0',

@@ -20,6 +20,8 @@ export interface SourceContext {
   union: boolean;
   /** The table the planner chose: facts, or a rollup. */
   source: SourceName;
+  /** How many instants state is read at (one per time bucket; one without a time dimension). */
+  instants: number;
 }
 
 const onRollup = (ctx: SourceContext) => ctx.source !== 'facts';
@@ -203,16 +205,25 @@ const stateLabels = (ctx: SourceContext): string[] =>
  * label set (with the due dates of the tasks opened and closed, summed per date), so only the
  * slots before the last instant are read, never a fact. Slot instants (`slot_ats`) are the
  * bucket instants moved up to a slot boundary; due dates are still compared with the day of
- * the true instant.
+ * the true instant. With one instant, each row's changes due before its day are added up in
+ * place; with several, the due dates are first merged per date (one map per label set), then
+ * compared with each instant's day. Either way `overdue` is what the catalog sums.
  */
 function rollupOpenCounts(ctx: SourceContext): string {
   const labels = stateLabels(ctx);
   const due = needsDueDates(ctx);
+  const single = ctx.instants === 1;
+  const overdueBefore = (day: string, dates: string) =>
+    `arraySum((d, v) -> if(d < toDate(${day}, {tz:String}), v, 0), ${dates}.1, ${dates}.2)`;
+  const dueSum = single
+    ? `sum(${overdueBefore(`{ats:${TIME_ARRAY}}[1]`, 'due_change')}) AS overdue`
+    : 'sumMap(due_change) AS due';
   const sums = [
-    `SELECT ${[`arrayCount(a -> a <= slot, {slot_ats:${TIME_ARRAY}}) AS j`, ...labels, 'sum(open_change) AS weight', ...(due ? ['sumMap(due_change) AS due'] : [])].join(', ')}`,
+    `SELECT ${[`arrayCount(a -> a <= slot, {slot_ats:${TIME_ARRAY}}) AS j`, ...labels, 'sum(open_change) AS weight', ...(due ? [dueSum] : [])].join(', ')}`,
     `FROM ${ctx.source} WHERE ${and([ctx.scope, `slot < {state_to:${TIME}}`])}`,
     `GROUP BY ${['j', ...labels].join(', ')}`,
-    `HAVING weight != 0${due ? ' OR notEmpty(due.1)' : ''}`,
+    `HAVING weight != 0${due ? (single ? ' OR overdue != 0' : ' OR notEmpty(due.1)') : ''}`,
   ].join(' ');
-  return `task_at AS (SELECT ${[bucketColumns('k'), ...labels, 'weight', ...(due ? ['due'] : [])].join(', ')} FROM (${sums}) ARRAY JOIN range(j + 1, length({ats:${TIME_ARRAY}}) + 1) AS k)`;
+  const overdue = single ? 'overdue' : `${overdueBefore('at', 'due')} AS overdue`;
+  return `task_at AS (SELECT ${[bucketColumns('k'), ...labels, 'weight', ...(due ? [overdue] : [])].join(', ')} FROM (${sums}) ARRAY JOIN range(j + 1, length({ats:${TIME_ARRAY}}) + 1) AS k)`;
 }

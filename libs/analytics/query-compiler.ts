@@ -44,6 +44,7 @@ export function compileQuery(query: AnalyticsQuery, options: CompileOptions): Co
     scope: options.businesses === null ? null : 'business IN {businesses:Array(String)}',
     union: sources.size > 1,
     source: options.source ?? 'facts',
+    instants: options.buckets?.ats.length ?? 0,
   };
   const tables = commonTables(ctx);
   const lines = tables.length > 0 ? [`WITH ${tables.join(',\n')}`] : [];
@@ -129,8 +130,9 @@ function bindParams(
 
 /** Where state is read on `source`: each bucket instant, moved up to a slot boundary on a rollup. */
 function stateReads(buckets: StateBuckets, source: SourceName = 'facts'): Date[] {
-  const slotMs = source !== 'facts' ? rollupDef(source).slotMs : 0;
-  return slotMs > 0 ? buckets.ats.map((at) => slotCeiling(at, slotMs)) : buckets.ats;
+  if (source === 'facts') return buckets.ats;
+  const { slotMs } = rollupDef(source);
+  return buckets.ats.map((at) => slotCeiling(at, slotMs));
 }
 
 /** The end of what a state statement reads (`state_to`): every row before it counts. */

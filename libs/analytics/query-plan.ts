@@ -66,7 +66,7 @@ export function planQuery(
   // Each statement gets its own source: a total or a cut comparison may fall on boundaries no
   // rollup has, and is then read from facts. A forced source is kept wherever it is exact.
   const sourceOf = (variant: AnalyticsQuery, of: ResolvedPeriod): SourceName => {
-    const exact = planSources(variant, of, options.ready);
+    const exact = planSources(variant, of, options.ready, options.now);
     const forced = options.force !== undefined && exact.includes(options.force);
     return forced ? (options.force as SourceName) : (exact[0] as SourceName);
   };
@@ -90,7 +90,7 @@ export function planQuery(
     page: { rowLimit: number; offset: number },
   ) => compile(variant, { period: of, ...page, buckets: stateBuckets(of, ofBuckets, now) });
 
-  const sources = planSources(query, period, options.ready);
+  const sources = planSources(query, period, options.ready, options.now);
   if (options.force !== undefined && !sources.includes(options.force)) {
     throw new Error(
       `${options.force} cannot answer this query exactly (${sources.join(', ')} can)`,

@@ -21,32 +21,56 @@ export function planSources(
   query: AnalyticsQuery,
   period: ResolvedPeriod,
   ready: ReadonlySet<RollupName>,
+  now: Date,
 ): SourceName[] {
   const answering = ROLLUPS.filter(
-    (rollup) => ready.has(rollup.table) && answers(rollup, query, period),
+    (rollup) => ready.has(rollup.table) && answers(rollup, query, period, now),
   );
   return [...answering.map((rollup) => rollup.table), 'facts'];
 }
 
-function answers(rollup: RollupDef, query: AnalyticsQuery, period: ResolvedPeriod): boolean {
+function answers(
+  rollup: RollupDef,
+  query: AnalyticsQuery,
+  period: ResolvedPeriod,
+  now: Date,
+): boolean {
   if (query.metrics.some((name) => METRICS[name].sql.rollup === null)) return false;
   const named = [...query.dimensions, ...query.filters.map((filter) => filter.dimension)];
   const labels = named.filter((name) => !DIMENSIONS[name].time);
   if (labels.some((name) => !(rollup.labels as readonly DimensionName[]).includes(name))) {
     return false;
   }
-  const aligned = (instant: Date) => instant.getTime() % rollup.slotMs === 0;
-  if (!aligned(period.from) || !aligned(period.to)) return false;
   const times = named.filter((name) => DIMENSIONS[name].time);
+  const { slotMs } = rollup;
+  if (slotMs === 'month') {
+    // Only state at one instant, and only where summing whole months is exact: the instant is
+    // a month's start, or now (the rest of now's month holds no facts yet).
+    if (times.length > 0 || query.metrics.some((name) => METRICS[name].source !== 'state')) {
+      return false;
+    }
+    return period.to.getTime() >= now.getTime() || monthCeiling(period.to) === period.to.getTime();
+  }
+  const aligned = (instant: Date) => instant.getTime() % slotMs === 0;
+  if (!aligned(period.from) || !aligned(period.to)) return false;
   if (times.length === 0) return true;
-  if (times.some((name) => granularity(name) % rollup.slotMs !== 0)) return false;
-  return offsetsAligned(period.timezone, period.from, period.to, rollup.slotMs);
+  if (times.some((name) => granularity(name) % slotMs !== 0)) return false;
+  return offsetsAligned(period.timezone, period.from, period.to, slotMs);
 }
 
 /** The shortest local span a time dimension's buckets can have between two boundaries. */
 const granularity = (name: DimensionName): number => ((name as string) === 'hour' ? HOUR : DAY);
 
 /** `instant` moved forward to the next slot boundary (unchanged when it is one). */
-export function slotCeiling(instant: Date, slotMs: number): Date {
+export function slotCeiling(instant: Date, slotMs: number | 'month'): Date {
+  if (slotMs === 'month') return new Date(monthCeiling(instant));
   return new Date(Math.ceil(instant.getTime() / slotMs) * slotMs);
+}
+
+/** The first UTC month start at or after `instant`, in epoch milliseconds. */
+function monthCeiling(instant: Date): number {
+  const start = Date.UTC(instant.getUTCFullYear(), instant.getUTCMonth(), 1);
+  return start === instant.getTime()
+    ? start
+    : Date.UTC(instant.getUTCFullYear(), instant.getUTCMonth() + 1, 1);
 }
