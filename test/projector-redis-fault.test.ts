@@ -80,3 +80,38 @@ describe.each([
     // Timer-bound rather than CPU-bound: the breaker's time limits and cool-down, a few polls.
   }, 60_000);
 });
+
+describe('projector started while Redis is down', () => {
+  let redis: PrivateServer;
+  let database: TestDatabase;
+  let rig: FaultRig | undefined;
+  beforeAll(async () => {
+    redis = await privateRedis();
+    await redis.kill();
+    database = await createTestDatabase();
+  });
+  afterAll(async () => {
+    await rig?.close();
+    await redis?.stop();
+    await database?.drop();
+  });
+
+  it('projects from the start, then hands over to the queue once Redis comes up', async () => {
+    rig = await projectorRig({ databaseUrl: database.url, redisUrl: redis.url });
+    const running = rig;
+    // BullMQ waits for a first connection before any command, so no breaker can open here:
+    // only the connection's own state tells the projector that no job will come.
+    for (let i = 0; i < 30; i++) {
+      await appendFacts(running.pg.db, [factFor(`b${i % 3}`, `early${i}`)]);
+    }
+    await expectEveryFactOnce(running);
+    expect(running.delivering()).toBe(false);
+
+    await redis.start();
+    await waitFor(async () => running.delivering(), { timeoutMs: 20_000 });
+    const after = streamWrites(running, 'after');
+    await waitFor(async () => after.committed > 100);
+    await after.stop();
+    await expectEveryFactOnce(running);
+  }, 60_000);
+});

@@ -28,10 +28,11 @@ export async function startProjector(
         return;
     }
   });
-  // A Redis that does not answer in time now must not stop the process from starting: the
-  // re-assertion below sets the timer up once it does.
-  await queue.repeat(SCHEDULE_ID, DRAIN, pollMs).catch(() => {});
-  await queue.add(DRAIN).catch(() => {});
+  // A Redis that is down or does not answer now must not stop the process from starting (BullMQ
+  // holds every command until its first connection): the re-assertion below sets the timer up
+  // once it answers, and until then the projector drains without the queue.
+  void queue.repeat(SCHEDULE_ID, DRAIN, pollMs).catch(() => {});
+  void queue.add(DRAIN).catch(() => {});
   // A Redis restarted without persistence comes back without the job schedule; facts written
   // while it was away would then wait for the next write's wake-up. Re-asserting the schedule
   // (an idempotent upsert) brings the timer back within a few polls. The in-process queue

@@ -98,7 +98,9 @@ export class BullQueue implements JobQueue {
   }
 
   delivering(): boolean {
-    return this.breaker.state === 'closed';
+    // A refused or dropped connection shows at once in its status; a hung one only once the
+    // breaker has seen its commands time out.
+    return this.connection.status === 'ready' && this.breaker.state === 'closed';
   }
 
   async stats(): Promise<QueueStats> {

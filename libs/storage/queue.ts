@@ -28,7 +28,8 @@ export interface JobQueue {
   process(handler: JobHandler): void;
   /**
    * False while jobs cannot reach this process because the queue's server is not answering
-   * (its circuit breaker is not closed); consumers then do the work without the queue.
+   * (not connected, or its circuit breaker is not closed); consumers then do the work without
+   * the queue.
    */
   delivering(): boolean;
   stats(): Promise<QueueStats>;
