@@ -11,6 +11,20 @@ import {
 } from './support/fault-harness.ts';
 import { factFor } from './support/projection-invariants.ts';
 
+/** Facts no wake-up announces: only a drain the projector starts by itself finds them. */
+async function appendUnannounced(rig: FaultRig, label: string, count: number): Promise<void> {
+  for (let i = 0; i < count; i++) {
+    await appendFacts(rig.pg.db, [factFor(`b${i % 3}`, `${label}${i}`)]);
+  }
+}
+
+/** Over 100 facts committed, each commit followed by a wake-up, then the writer stops. */
+async function writeWaking(rig: FaultRig, label: string): Promise<void> {
+  const writes = streamWrites(rig, label);
+  await waitFor(async () => writes.committed > 100);
+  await writes.stop();
+}
+
 // Each case has its own redis-server: the machine's one serves other test files at the same
 // time, and these kill or freeze it.
 describe.each([
@@ -50,14 +64,10 @@ describe.each([
     try {
       // Facts nobody announces, as a projector-role process sees them: it sends no wake-ups,
       // so only its own probing can tell it that no job will come.
-      for (let i = 0; i < 30; i++) {
-        await appendFacts(rig.pg.db, [factFor(`b${i % 3}`, `silent${i}`)]);
-      }
+      await appendUnannounced(rig, 'silent', 30);
       await expectEveryFactOnce(rig);
       // Writes that keep trying to wake it through the dead queue change nothing.
-      const during = streamWrites(rig, 'during');
-      await waitFor(async () => during.committed > 100);
-      await during.stop();
+      await writeWaking(rig, 'during');
       await expectEveryFactOnce(rig);
     } finally {
       await end(redis);
@@ -67,14 +77,10 @@ describe.each([
     // projector leaves draining to its jobs, and the re-asserted timer job finds facts that no
     // wake-up announces.
     await waitFor(async () => rig.delivering(), { timeoutMs: 20_000 });
-    for (let i = 0; i < 5; i++) {
-      await appendFacts(rig.pg.db, [factFor(`b${i % 3}`, `unannounced${i}`)]);
-    }
+    await appendUnannounced(rig, 'unannounced', 5);
     await expectEveryFactOnce(rig);
 
-    const after = streamWrites(rig, 'after');
-    await waitFor(async () => after.committed > 100);
-    await after.stop();
+    await writeWaking(rig, 'after');
     await expectEveryFactOnce(rig);
     expect(await projectedRows(rig)).toBeGreaterThan(285);
     // Timer-bound rather than CPU-bound: the breaker's time limits and cool-down, a few polls.
@@ -101,17 +107,13 @@ describe('projector started while Redis is down', () => {
     const running = rig;
     // BullMQ waits for a first connection before any command, so no breaker can open here:
     // only the connection's own state tells the projector that no job will come.
-    for (let i = 0; i < 30; i++) {
-      await appendFacts(running.pg.db, [factFor(`b${i % 3}`, `early${i}`)]);
-    }
+    await appendUnannounced(running, 'early', 30);
     await expectEveryFactOnce(running);
     expect(running.delivering()).toBe(false);
 
     await redis.start();
     await waitFor(async () => running.delivering(), { timeoutMs: 20_000 });
-    const after = streamWrites(running, 'after');
-    await waitFor(async () => after.committed > 100);
-    await after.stop();
+    await writeWaking(running, 'after');
     await expectEveryFactOnce(running);
   }, 60_000);
 });
