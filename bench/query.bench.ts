@@ -8,7 +8,7 @@ import fs from 'node:fs/promises';
 import http from 'node:http';
 import os from 'node:os';
 import path from 'node:path';
-import { SingleBar } from 'cli-progress';
+import { progressBar } from '../apps/cli/progress-bar.ts';
 import { startCairn } from '../apps/server/cairn.ts';
 import { DIMENSIONS, type DimensionName } from '../libs/analytics/catalog.ts';
 import { type AnalyticsDeps, prepareQuery } from '../libs/analytics/query.service.ts';
@@ -103,7 +103,7 @@ export async function run(args: string[]): Promise<void> {
       const loaded = Number(((await count.json()) as { data: Array<{ n: number }> }).data[0]?.n);
       if (loaded !== facts) {
         if (loaded > 0) throw new Error(`${dataDir} holds ${loaded} facts, not ${facts}`);
-        const bar = new SingleBar({ format: `${facts} facts [{bar}] {percentage}% | {duration}s` });
+        const bar = progressBar(`${facts.toLocaleString('en-US')} facts`, 'facts');
         bar.start(facts, 0);
         await generateFacts(ch, {
           facts,

@@ -1,13 +1,17 @@
 import { execFile } from 'node:child_process';
+import fs from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
 import { promisify } from 'node:util';
 import { Command } from 'commander';
 import { describe, expect, it } from 'vitest';
 import { COMMANDS } from '../apps/cli/commands/index.ts';
 
 const run = promisify(execFile);
-const cli = (...args: string[]) =>
+const cli = (...args: string[]) => cliWith({}, ...args);
+const cliWith = (env: Record<string, string>, ...args: string[]) =>
   run(process.execPath, ['--import', 'tsx', 'apps/cli/main.ts', ...args], {
-    env: { ...process.env, LOG_LEVEL: 'silent' },
+    env: { ...process.env, LOG_LEVEL: 'silent', ...env },
   });
 
 /** The program as apps/cli/main.ts builds it, without running it. */
@@ -65,4 +69,23 @@ describe('cairn CLI', () => {
       'Usage: cairn tokens create',
     );
   }, 60_000);
+
+  it('demo shows its progress on stderr when piped, and its summary alone on stdout', async () => {
+    const dataDir = await fs.mkdtemp(path.join(os.tmpdir(), 'cairn-cli-demo-'));
+    try {
+      const { stdout, stderr } = await cliWith(
+        { DATA_DIR: dataDir, DATABASE_URL: '', CLICKHOUSE_URL: '' },
+        'demo',
+        '--facts',
+        '5000',
+        '--businesses',
+        '3',
+      );
+      expect(stdout).toBe('Loaded 5000 facts into ClickHouse (chdb) for businesses biz-0…biz-2.\n');
+      // A pipe is no terminal: the bar still reports, as plain lines, ending at the total.
+      expect(stderr).toMatch(/facts \[[^\]]*\] 100% \| 5000\/5000 facts/);
+    } finally {
+      await fs.rm(dataDir, { recursive: true, force: true });
+    }
+  }, 120_000);
 });

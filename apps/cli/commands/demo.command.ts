@@ -1,5 +1,3 @@
-import path from 'node:path';
-import { SingleBar } from 'cli-progress';
 import type { Command } from 'commander';
 import { loadConfig } from '../../../libs/config/config.ts';
 import { generateFacts } from '../../../libs/demo/fact-generator.ts';
@@ -8,6 +6,7 @@ import { advanceWatermark } from '../../../libs/projection/watermark.ts';
 import { migrateClickHouse, openClickHouse } from '../../../libs/storage/clickhouse.ts';
 import { openPostgres } from '../../../libs/storage/postgres.ts';
 import { migratePostgres } from '../../../libs/storage/postgres-migrations.ts';
+import { progressBar } from '../progress-bar.ts';
 
 const wholeNumber = (value: string): number => {
   if (!/^\d+$/.test(value)) throw new Error(`expected a whole number, got "${value}"`);
@@ -35,9 +34,7 @@ export function registerDemo(program: Command): void {
       const builds = await new RollupBuilds(clickhouse.client).start();
       await rollupsNeedingBackfill(builds);
       await builds.close();
-      const bar = new SingleBar({
-        format: 'facts [{bar}] {percentage}% | {value}/{total} | {duration}s',
-      });
+      const bar = progressBar('facts', 'facts');
       bar.start(options.facts, 0);
       await generateFacts(clickhouse.client, {
         facts: options.facts,
@@ -50,7 +47,7 @@ export function registerDemo(program: Command): void {
       // Cached answers computed before these facts must not be served again.
       const postgres = await openPostgres({
         url: config.databaseUrl,
-        dataDir: path.join(config.dataDir, 'pg'),
+        dataDir: config.dataPaths.postgres,
       });
       try {
         await migratePostgres(postgres.db);

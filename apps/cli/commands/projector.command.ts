@@ -1,23 +1,10 @@
-import cliProgress from 'cli-progress';
 import type { Command } from 'commander';
 import { loadConfig } from '../../../libs/config/config.ts';
 import { rebuildFacts } from '../../../libs/projection/rebuild.ts';
 import { backfillRollups } from '../../../libs/projection/rollup-backfill.ts';
 import { RollupBuilds } from '../../../libs/projection/rollup-builds.ts';
 import { openEngines } from '../../../libs/storage/engines.ts';
-
-/** Progress on stderr, so stdout stays the one-line summary scripts can read. */
-const progressBar = (label: string, unit: string) =>
-  new cliProgress.SingleBar(
-    {
-      format: `${label} [{bar}] {percentage}% | {value}/{total} ${unit} | {eta_formatted} left`,
-      stream: process.stderr,
-      // Piped (CI, logs): a line every few seconds instead of nothing at all.
-      noTTYOutput: true,
-      notTTYSchedule: 5_000,
-    },
-    cliProgress.Presets.shades_classic,
-  );
+import { progressBar } from '../progress-bar.ts';
 
 export function registerProjector(program: Command): void {
   const projector = program
