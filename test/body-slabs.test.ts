@@ -1,5 +1,6 @@
 import type { AddressInfo } from 'node:net';
 import net from 'node:net';
+import { constants, type NodeGCPerformanceDetail, PerformanceObserver } from 'node:perf_hooks';
 import { gzipSync } from 'node:zlib';
 import express, { type NextFunction, type Request, type Response } from 'express';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -88,6 +89,35 @@ describe('reading large bodies into slabs', () => {
     const zipped = await post(gzipSync(padded('zipped', 200_000)), { 'content-encoding': 'gzip' });
     expect(zipped.body).toMatchObject({ shared: false, length: 200_000 });
     expect((await post(padded('huge', 1_100_000))).status).toBe(413);
+  });
+
+  it('collects the young generation after each large body, never after a small one', async () => {
+    const forcedMinor: number[] = [];
+    const observer = new PerformanceObserver((list) => {
+      for (const entry of list.getEntries()) {
+        const { kind, flags } = (entry as unknown as { detail: NodeGCPerformanceDetail }).detail;
+        const forced = (flags & constants.NODE_PERFORMANCE_GC_FLAGS_FORCED) !== 0;
+        if (kind === constants.NODE_PERFORMANCE_GC_MINOR && forced) forcedMinor.push(1);
+      }
+    });
+    observer.observe({ entryTypes: ['gc'] });
+    // GC entries reach the observer a little after the collection.
+    const settle = () => new Promise((resolve) => setTimeout(resolve, 100));
+    try {
+      await settle();
+      forcedMinor.length = 0;
+      for (let i = 0; i < 5; i++) await post(padded('small', 1_000));
+      await settle();
+      expect(forcedMinor).toHaveLength(0);
+      // One at a time, so no two bodies share a turn of the event loop: one collection each,
+      // whether the body went into a slab or was read as before (compressed).
+      for (let i = 0; i < 3; i++) await post(padded('large', 300_000));
+      await post(gzipSync(padded('zipped', 200_000)), { 'content-encoding': 'gzip' });
+      await settle();
+      expect(forcedMinor).toHaveLength(4);
+    } finally {
+      observer.disconnect();
+    }
   });
 
   it('gives the slab back when the client hangs up halfway through the body', async () => {

@@ -1,6 +1,7 @@
 import express, { type NextFunction, type Request, type Response } from 'express';
 import type { Slab, SlabSource } from './body-slabs.ts';
 import { AppError } from './errors.ts';
+import { collectYoungSoon } from './young-collection.ts';
 
 export const BODY_LIMIT_BYTES = 1_048_576;
 
@@ -58,11 +59,18 @@ export function jsonBody(slabs: SlabSource) {
     }
     const slab = slabFor(req, slabs);
     if (slab) readInto(req, slab, next);
-    else readBytes(req, res, next);
+    else
+      readBytes(req, res, (error?: unknown) => {
+        if (((req.body as Uint8Array | undefined)?.length ?? 0) > SLAB_ABOVE) collectYoungSoon();
+        next(error);
+      });
   };
 }
 
-/** Bodies below this are read as body-parser reads them: a slab would save nothing. */
+/**
+ * Bodies below this are read as body-parser reads them: a slab would save nothing. Above it, the
+ * young generation is collected once the body is in (`collectYoungSoon`).
+ */
 const SLAB_ABOVE = 65_536;
 
 const held = new WeakMap<Request, Slab>();
@@ -92,6 +100,8 @@ function readInto(req: Request, slab: Slab, next: NextFunction): void {
   const finish = (error?: Error) => {
     if (done) return;
     done = true;
+    // The parser's copies of what was read are garbage now, whether the body is kept or not.
+    collectYoungSoon();
     req.off('data', onData);
     req.off('end', onEnd);
     req.off('aborted', onAborted);
