@@ -19,7 +19,8 @@ import pg from 'pg';
 import { startCairn } from '../apps/server/cairn.ts';
 import { issueToken } from '../libs/auth/token.service.ts';
 import { loadConfig } from '../libs/config/config.ts';
-import { FACTS_CHECKPOINT } from '../libs/projection/projector.ts';
+import { readProjection } from '../libs/projection/freshness.ts';
+import type { Db } from '../libs/storage/database.ts';
 import { DEFAULT_POSTGRES_TIMEOUTS, openPostgres } from '../libs/storage/postgres.ts';
 import { migratePostgres } from '../libs/storage/postgres-migrations.ts';
 import { createScratchDatabase } from '../libs/storage/scratch-database.ts';
@@ -123,7 +124,7 @@ export async function run(args: string[]): Promise<void> {
     console.log(`dependents of one task: ${count}; ${seconds} s per figure; limit=100`);
     const runs = (part: string) => only === undefined || only === part;
     if (runs('pages')) await pageFigures(target, middleId, middle);
-    if (runs('create')) await creationFigures(target);
+    if (runs('create')) await creationFigures(target, db.db);
     if (runs('search')) await searchFigures(target, db.db, option(args, 'tasks', 1_000_000));
     if (runs('walk')) await walkFigures(target, db.db, key, option(args, 'nodes', 100_000));
   } finally {
@@ -157,7 +158,7 @@ async function pageFigures(target: Target, middleId: number, middle: string): Pr
 }
 
 /** Task creation (task row and its outbox fact) against the raw insert transaction. */
-async function creationFigures(target: Target): Promise<void> {
+async function creationFigures(target: Target, db: Db): Promise<void> {
   const createCpu = startCpuSplit(target.pid);
   const create = await autocannon({
     url: `${target.url}/api/v1/tasks`,
@@ -172,7 +173,7 @@ async function creationFigures(target: Target): Promise<void> {
   // The service's projector is still carrying those facts to ClickHouse: let it finish, then
   // hold the service still, or its projector would carry the raw run's facts too, taking CPU
   // from the raw run and flattering the ratio.
-  const caughtUp = await projectorCaughtUp(target.pool);
+  const caughtUp = await projectorCaughtUp(db);
   if (target.pid !== undefined) process.kill(target.pid, 'SIGSTOP');
   const insertCpu = startCpuSplit(undefined);
   let n = 0;
@@ -202,19 +203,12 @@ async function creationFigures(target: Target): Promise<void> {
 }
 
 /** Waits until every outbox fact is past the projector's checkpoint; resolves with the wait. */
-async function projectorCaughtUp(pool: pg.Pool): Promise<number> {
+async function projectorCaughtUp(db: Db): Promise<number> {
   const started = performance.now();
-  for (;;) {
-    const { rows } = await pool.query<{ pending: boolean }>(
-      `select exists (
-         select 1 from outbox o left join projector_checkpoints c on c.name = $1
-         where (o.xid, o.id) > (coalesce(c.cursor_xid, '0'::xid8), coalesce(c.cursor_id, 0))
-       ) as pending`,
-      [FACTS_CHECKPOINT],
-    );
-    if (!rows[0]?.pending) return performance.now() - started;
+  while ((await readProjection(db)).oldest !== null) {
     await new Promise((resolve) => setTimeout(resolve, 100));
   }
+  return performance.now() - started;
 }
 
 async function startChild(databaseUrl: string, dataDir: string, profileDir?: string) {
