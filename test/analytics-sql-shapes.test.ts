@@ -24,7 +24,7 @@ const spans = (partition: string, columns: string, where: string) =>
   `SELECT ${columns}, occurred_at, leadInFrame(occurred_at, 1, toDateTime64('2299-12-31 00:00:00', 3, 'UTC')) OVER (PARTITION BY ${partition} ORDER BY occurred_at, fact_id ROWS BETWEEN CURRENT ROW AND 1 FOLLOWING) AS next_at FROM facts WHERE ${where}`;
 const SCOPE = 'business IN {businesses:Array(String)}';
 const BEFORE = `occurred_at < {state_to:${T}}`;
-const TASK_AT = `task_at AS (SELECT {starts:Array(${T})}[i] AS bucket, ${ATS}[i] AS at, task_gid, business, project, assignee, status, due_on, 1 AS weight FROM (${spans('task_gid', 'task_gid, kind, business, project, assignee, status, due_on', `${SCOPE} AND ${BEFORE}`)}) ${BUCKET_JOIN} WHERE kind != 'task_deleted' AND status IN ('open', 'in_progress'))`;
+const TASK_AT = `task_at AS (SELECT {starts:Array(${T})}[i] AS bucket, ${ATS}[i] AS at, task_gid, business, project, assignee, status, due_on, 1 AS weight FROM (${spans('task_gid', 'task_gid, kind, business, project, assignee, status, due_on', `${SCOPE} AND kind IN ('task_created', 'task_updated', 'task_completed', 'task_deleted') AND ${BEFORE}`)}) ${BUCKET_JOIN} WHERE kind != 'task_deleted' AND status IN ('open', 'in_progress'))`;
 const EDGE_AT = `edge_at AS (SELECT ${ATS}[i] AS at, task_gid, dependency_gid FROM (${spans('task_gid, dependency_gid', 'task_gid, dependency_gid, kind', `${SCOPE} AND kind IN ('dependency_added', 'dependency_removed') AND ${BEFORE}`)}) ${BUCKET_JOIN} WHERE kind = 'dependency_added')`;
 const BLOCKED_AT =
   'blocked_at AS (SELECT DISTINCT edge_at.at AS at, edge_at.task_gid AS task_gid, 1 AS blocked FROM edge_at INNER JOIN task_at AS dependency ON dependency.at = edge_at.at AND dependency.task_gid = edge_at.dependency_gid)';
@@ -119,23 +119,37 @@ describe('compiled statement per query shape', () => {
     });
   });
 
-  it('completion_rate looks up completions inside the period in a bound-value CTE', () => {
+  it('completion_rate looks up completions inside the period in a bound-value CTE, for creations only', () => {
     const compiled = compile(
       { metrics: ['completion_rate'], dimensions: ['assignee'], period: 'yesterday' },
       null,
     );
     expect(compiled).toEqual({
       sql: [
-        `WITH completed_tasks AS (SELECT task_gid, '' FROM facts WHERE kind = 'task_completed' AND occurred_at >= {from:${T}} AND occurred_at < {to:${T}})`,
-        "SELECT assignee, if(countIf(kind = 'task_created') = 0, NULL, countIf(kind = 'task_created' AND (task_gid, '') IN completed_tasks) / countIf(kind = 'task_created')) AS completion_rate",
+        `WITH completed_tasks AS (SELECT task_gid FROM facts WHERE kind = 'task_completed' AND occurred_at >= {from:${T}} AND occurred_at < {to:${T}})`,
+        "SELECT assignee, if(countIf(kind = 'task_created') = 0, NULL, countIf(kind = 'task_created' AND task_gid IN completed_tasks) / countIf(kind = 'task_created')) AS completion_rate",
         'FROM facts',
         `WHERE occurred_at >= {from:${T}} AND occurred_at < {to:${T}}`,
         'GROUP BY assignee',
         'ORDER BY assignee ASC',
         'LIMIT {limit:UInt32}',
+        "SETTINGS short_circuit_function_evaluation = 'force_enable'",
       ].join('\n'),
       params: { from: '2026-11-21 00:00:00.000', to: '2026-11-22 00:00:00.000', limit: 100 },
     });
+  });
+
+  it('completion_rate by a time bucket looks up only completions in their creation bucket', () => {
+    const { sql } = compile({
+      metrics: ['completion_rate'],
+      dimensions: ['week'],
+      period: 'last_week',
+      timezone: 'Asia/Kolkata',
+    });
+    const week = (t: string) => `toString(toMonday(${t}, {tz:String}))`;
+    expect(sql.split('\n')[0]).toBe(
+      `WITH completed_tasks AS (SELECT task_gid FROM facts WHERE ${SCOPE} AND kind = 'task_completed' AND occurred_at >= {from:${T}} AND occurred_at < {to:${T}} AND ${week('task_created_at')} = ${week('occurred_at')})`,
+    );
   });
 
   it('cycle-time percentiles are null, not NaN, when nothing was completed', () => {

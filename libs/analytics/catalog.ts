@@ -111,11 +111,11 @@ export const METRICS = {
     unit: 'ratio',
     type: 'number',
     source: 'flow',
-    // completed_tasks holds (task, bucket) of each completion in the period: a creation counts
-    // when its task was completed in the bucket it was created in, i.e. before that bucket ends.
+    // completed_tasks holds the tasks completed in the period in the bucket they were created
+    // in: a creation counts when its task is one of them, i.e. completed before that bucket ends.
     sql: {
       facts:
-        "if(countIf(kind = 'task_created') = 0, NULL, countIf(kind = 'task_created' AND (task_gid, completion_bucket) IN completed_tasks) / countIf(kind = 'task_created'))",
+        "if(countIf(kind = 'task_created') = 0, NULL, countIf(kind = 'task_created' AND task_gid IN completed_tasks) / countIf(kind = 'task_created'))",
       rollup: null,
     },
     needs: ['completed_tasks'],

@@ -29,11 +29,6 @@ const onRollup = (ctx: SourceContext) => ctx.source !== 'facts';
 /** The time dimension a query groups by, if any: rates compare within its buckets. */
 const timeDimension = (ctx: SourceContext) => ctx.dimensions.find((name) => DIMENSIONS[name].time);
 
-/** The bucket `instant` falls in, as its label; a constant when the query has no time buckets. */
-function bucketOf(ctx: SourceContext, instant: string): string {
-  const time = timeDimension(ctx);
-  return time ? DIMENSIONS[time].sql(instant) : "''";
-}
 /** The column a source's rows are placed in time by. */
 const instantOf = (ctx: SourceContext) => (onRollup(ctx) ? 'slot' : 'occurred_at');
 
@@ -70,7 +65,7 @@ function metricColumns(ctx: SourceContext, source: 'flow' | 'state'): string[] {
       const metric = METRICS[name];
       if (metric.source !== source) return `${metric.neutral} AS ${name}`;
       const sql = onRollup(ctx) ? metric.sql.rollup : metric.sql.facts;
-      return `${sql?.replaceAll('completion_bucket', bucketOf(ctx, instantOf(ctx)))} AS ${name}`;
+      return `${sql} AS ${name}`;
     });
 }
 
@@ -129,18 +124,31 @@ export function commonTables(ctx: SourceContext): string[] {
   const tables: string[] = [];
   if (needs(ctx, 'completed_tasks')) {
     // A task created in the period is completed after its creation: completions before the
-    // period cannot count, so only the period's own completions are read, each with its bucket.
+    // period cannot count, so only the period's own completions are read. Each carries its
+    // task's creation instant (`task_created_at`, on every fact the write side has produced),
+    // so one in another bucket than its creation is left out here and the set holds bare task
+    // ids: looking up (task, bucket) tuples instead took more than twice as long at 100M facts.
+    const time = timeDimension(ctx);
+    const sameBucket = time
+      ? `${DIMENSIONS[time].sql('task_created_at')} = ${DIMENSIONS[time].sql('occurred_at')}`
+      : null;
     tables.push(
-      `completed_tasks AS (SELECT task_gid, ${bucketOf(ctx, 'occurred_at')} FROM facts WHERE ${and([ctx.scope, "kind = 'task_completed'", `occurred_at >= {from:${TIME}}`, `occurred_at < {to:${TIME}}`])})`,
+      `completed_tasks AS (SELECT task_gid FROM facts WHERE ${and([ctx.scope, "kind = 'task_completed'", `occurred_at >= {from:${TIME}}`, `occurred_at < {to:${TIME}}`, sameBucket])})`,
     );
   }
   if (!ctx.metrics.some((name) => METRICS[name].source === 'state')) return tables;
   if (onRollup(ctx)) return [...tables, rollupOpenCounts(ctx)];
   if (!needs(ctx, 'blocked_at')) return [...tables, openTaskCounts(ctx)];
+  // Only facts that can change a task's state: an edge fact carries its task's state as it
+  // stands, so leaving those out gives the same spans from about a fifth fewer rows to sort.
   const taskSpans = spans(
     'task_gid',
     'task_gid, kind, business, project, assignee, status, due_on',
-    and([ctx.scope, BEFORE_END]),
+    and([
+      ctx.scope,
+      "kind IN ('task_created', 'task_updated', 'task_completed', 'task_deleted')",
+      BEFORE_END,
+    ]),
   );
   tables.push(
     `task_at AS (SELECT ${bucketColumns('i')}, task_gid, business, project, assignee, status, due_on, 1 AS weight FROM (${taskSpans}) ${BUCKET_JOIN} WHERE kind != 'task_deleted' AND status IN ${OPEN})`,
