@@ -117,9 +117,14 @@ export async function run(args: string[]): Promise<void> {
           await ch.command({ query: `OPTIMIZE TABLE ${table} FINAL` });
         }
       }
-      // An installation from before rollups fills them at start-up: wait until it has.
+      // An installation from before a rollup fills it at start-up: wait until it has, then
+      // merge what the backfill wrote, as a load's tables are merged above.
+      const filling = ROLLUPS.filter((r) => !cairn.rollups.ready().has(r.table));
       while (cairn.rollups.ready().size < ROLLUPS.length) {
         await new Promise((resolve) => setTimeout(resolve, 1000));
+      }
+      for (const { table } of filling) {
+        await ch.command({ query: `OPTIMIZE TABLE ${table} FINAL` });
       }
       const db = cairn.engines.postgres.db;
       const { token } = await issueToken(

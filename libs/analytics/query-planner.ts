@@ -43,12 +43,13 @@ function answers(
   }
   const times = named.filter((name) => DIMENSIONS[name].time);
   const { slotMs } = rollup;
+  const stateOnly =
+    times.length === 0 && query.metrics.every((name) => METRICS[name].source === 'state');
+  if (slotMs === 'all') return stateOnly && period.to.getTime() >= now.getTime();
   if (slotMs === 'month') {
     // Only state at one instant, and only where summing whole months is exact: the instant is
     // a month's start, or now (the rest of now's month holds no facts yet).
-    if (times.length > 0 || query.metrics.some((name) => METRICS[name].source !== 'state')) {
-      return false;
-    }
+    if (!stateOnly) return false;
     return period.to.getTime() >= now.getTime() || monthCeiling(period.to) === period.to.getTime();
   }
   const aligned = (instant: Date) => instant.getTime() % slotMs === 0;
@@ -61,8 +62,13 @@ function answers(
 /** The shortest local span a time dimension's buckets can have between two boundaries. */
 const granularity = (name: DimensionName): number => ((name as string) === 'hour' ? HOUR : DAY);
 
-/** `instant` moved forward to the next slot boundary (unchanged when it is one). */
-export function slotCeiling(instant: Date, slotMs: number | 'month'): Date {
+/**
+ * `instant` moved forward to the next slot boundary (unchanged when it is one). The one slot of
+ * `all` starts at the epoch and never ends: any later instant reads all of it, as state at now
+ * (the only state it answers) must.
+ */
+export function slotCeiling(instant: Date, slotMs: RollupDef['slotMs']): Date {
+  if (slotMs === 'all') return instant;
   if (slotMs === 'month') return new Date(monthCeiling(instant));
   return new Date(Math.ceil(instant.getTime() / slotMs) * slotMs);
 }

@@ -1,7 +1,7 @@
 import type { DimensionName } from './catalog.ts';
 
 /**
- * The pre-aggregated tables kept beside facts (`sql/clickhouse/0004`–`0012`), coarsest first:
+ * The pre-aggregated tables kept beside facts (`sql/clickhouse/0004`–`0014`), coarsest first:
  * the planner takes the first one that answers a query exactly. Each row is one UTC slot ×
  * business × its labels, holding flow counts, signed changes of the open count (with the due
  * dates of the tasks opened and closed) and an exact quantile state of cycle times.
@@ -11,9 +11,10 @@ export interface RollupDef {
   table: string;
   /**
    * Slot length: every boundary a query draws must fall on a multiple of it (in UTC). `month`:
-   * calendar months in UTC, which only state at a month's start or at "now" can use.
+   * calendar months in UTC, which only state at a month's start or at "now" can use. `all`: one
+   * slot for all time, which only state at "now" can use.
    */
-  slotMs: number | 'month';
+  slotMs: number | 'month' | 'all';
   /** Labels kept besides the slot; a query grouping or filtering by another needs facts. */
   labels: readonly DimensionName[];
 }
@@ -24,6 +25,11 @@ const DAY = 1_440 * MINUTE;
 export const ROLLUPS = [
   { table: 'rollup_business_day', slotMs: DAY, labels: ['business', 'status'] },
   { table: 'rollup_business_15m', slotMs: 15 * MINUTE, labels: ['business', 'status'] },
+  {
+    table: 'rollup_labels_all',
+    slotMs: 'all',
+    labels: ['business', 'project', 'assignee', 'status'],
+  },
   {
     table: 'rollup_labels_month',
     slotMs: 'month',
