@@ -183,8 +183,9 @@ async function creationFigures(target: Target, db: Db): Promise<void> {
       const gid = `raw-${process.pid}-${n++}`;
       await client.query('begin');
       await client.query(
-        `insert into tasks (gid, business, name, project, status, created_at, updated_at)
-         values ($1, 'bench', 'raw', 'p', 'open', now(), now())`,
+        `insert into tasks (gid, business, name, project, status, created_at, updated_at,
+           created_project, created_status)
+         values ($1, 'bench', 'raw', 'p', 'open', now(), now(), 'p', 'open')`,
         [gid],
       );
       await client.query(

@@ -75,6 +75,76 @@ describe('Postgres migrations on a server', () => {
     }
   });
 
+  it('gives tasks and completion facts from before 0009 the labels each task was created with', async () => {
+    const database = await createTestDatabase();
+    databases.push(database);
+    const before = await tempDir();
+    for (const file of expected.filter((name) => name < '0009')) {
+      await fs.copyFile(`${POSTGRES_MIGRATIONS_DIR}/${file}`, `${before}/${file}`);
+    }
+    const postgres = await openPostgres({ url: database.url });
+    try {
+      await migratePostgres(postgres.db, before);
+      await sql`insert into tasks (gid, business, name, project, assignee, status)
+        values ('old', 'acme', 'old', 'beta', 'bob', 'completed')`.execute(postgres.db);
+      const fact = (kind: string, at: string, payload: Record<string, unknown>) =>
+        sql`insert into outbox (kind, business, task_gid, payload, occurred_at)
+          values (${kind}, 'acme', 'old', ${JSON.stringify(payload)}, ${at})`.execute(postgres.db);
+      await fact('task_created', '2026-11-01T09:00:00Z', {
+        project: 'alpha',
+        assignee: null,
+        status: 'open',
+      });
+      await fact('task_completed', '2026-11-02T09:00:00Z', {
+        project: 'beta',
+        status: 'completed',
+      });
+      await fact('task_completed', '2026-11-03T09:00:00Z', {
+        project: 'beta',
+        status: 'completed',
+      });
+      await fact('task_updated', '2026-11-03T09:00:00Z', { project: 'beta', status: 'completed' });
+
+      expect((await migratePostgres(postgres.db)).applied).toEqual(
+        expected.filter((name) => name >= '0009'),
+      );
+      const task = await sql`select created_project, created_assignee, created_status,
+        first_completed_at from tasks`.execute(postgres.db);
+      expect(task.rows).toEqual([
+        {
+          created_project: 'alpha',
+          created_assignee: null,
+          created_status: 'open',
+          first_completed_at: new Date('2026-11-02T09:00:00Z'),
+        },
+      ]);
+      const facts = await sql<{ kind: string; payload: Record<string, unknown> }>`
+        select kind, payload from outbox order by id`.execute(postgres.db);
+      expect(facts.rows.map((row) => row.payload)).toEqual([
+        { project: 'alpha', assignee: null, status: 'open' },
+        {
+          project: 'beta',
+          status: 'completed',
+          created_project: 'alpha',
+          created_assignee: null,
+          created_status: 'open',
+          first_completion: true,
+        },
+        {
+          project: 'beta',
+          status: 'completed',
+          created_project: 'alpha',
+          created_assignee: null,
+          created_status: 'open',
+          first_completion: false,
+        },
+        { project: 'beta', status: 'completed' },
+      ]);
+    } finally {
+      await postgres.close();
+    }
+  });
+
   it('rolls back a failing file completely', async () => {
     const database = await createTestDatabase();
     databases.push(database);

@@ -84,6 +84,18 @@ const SHAPES: Shape[] = [
     },
   },
   {
+    name: 'completion rate by project on the rollup keeping completions',
+    body: { metrics: ['completion_rate'], dimensions: ['project'], period: 'last_7_days' },
+    source: 'rollup_projects_day',
+    // The period's slots, naming business, slot, project, created, facts and completed_by; every
+    // task here is in one project, so its rows are those of the day and status rollup.
+    expected(facts, period) {
+      const rows = dailyStatusRows(facts.filter((fact) => inPeriod(fact, period)));
+      const size = rows.reduce((sum, row) => sum + bytes(row.business) + 4 + 5 + 3 * 8, 0);
+      return { rows_read: rows.length, bytes_read: size };
+    },
+  },
+  {
     name: 'open tasks by status on a rollup',
     body: { metrics: ['open_tasks'], dimensions: ['status'], period: 'last_30_days' },
     source: 'rollup_business_day',
@@ -201,6 +213,7 @@ describe('metadata rows_read and bytes_read count only the caller’s own rows',
     for (const table of [
       'facts',
       'rollup_business_day',
+      'rollup_projects_day',
       'rollup_business_15m',
       'rollup_labels_day',
     ]) {

@@ -31,7 +31,14 @@ const NOW = new Date(Date.now() + 3_600_000);
 /** ClickHouse as an installation from before rollups left it: facts only. */
 async function openPreRollupClickHouse(dataDir: string): Promise<ClickHouse> {
   const before = await tempDir('cairn-old-schema-');
-  for (const file of ['0001_facts.sql', '0002_previous_state.sql', '0003_due_on_date32.sql']) {
+  const files = [
+    '0001_facts.sql',
+    '0002_previous_state.sql',
+    '0003_due_on_date32.sql',
+    // demo's facts name their creation's labels on completions (as the projector's now do).
+    '0015_facts_creation_labels.sql',
+  ];
+  for (const file of files) {
     await fs.copyFile(path.join(CLICKHOUSE_MIGRATIONS_DIR, file), path.join(before, file));
   }
   const ch = await openClickHouse({ dataDir });

@@ -13,7 +13,9 @@ export type MetricSource = 'flow' | 'state';
 
 /**
  * What a metric's SQL reads besides its source's rows: tables built by `commonTables`
- * (`completed_tasks`, `blocked_at`), or each open task's due date (`due_dates`).
+ * (`completed_tasks`, `blocked_at`), or each open task's due date (`due_dates`). On a rollup,
+ * `completed_tasks` is the per-row count `completed_in_bucket`, which only rollups keeping
+ * completions (`RollupDef.completions`) have.
  */
 export type MetricNeed = 'completed_tasks' | 'blocked_at' | 'due_dates';
 
@@ -107,16 +109,17 @@ export const METRICS = {
   },
   completion_rate: {
     description:
-      'Share (0–1) of the tasks created in the row’s period or time bucket that were completed before that same period or bucket ends (so a row with no completions has rate 0); null when none were created. Read from facts: whether a task was completed is a fact about that task, which no sum per label set carries.',
+      'Share (0–1) of the tasks created in the row’s period or time bucket that were completed before that same period or bucket ends (so a row with no completions has rate 0); null when none were created. Grouped and filtered by the labels the task was created with.',
     unit: 'ratio',
     type: 'number',
     source: 'flow',
-    // completed_tasks holds the tasks completed in the period in the bucket they were created
-    // in: a creation counts when its task is one of them, i.e. completed before that bucket ends.
+    // Facts: completed_tasks holds the tasks completed in the period in the bucket they were
+    // created in; a creation counts when its task is one of them. Rollups: each row counts its
+    // creations first completed within the row's bucket (completed_in_bucket, from completed_by).
     sql: {
       facts:
         "if(countIf(kind = 'task_created') = 0, NULL, countIf(kind = 'task_created' AND task_gid IN completed_tasks) / countIf(kind = 'task_created'))",
-      rollup: null,
+      rollup: 'if(sum(created) = 0, NULL, sum(completed_in_bucket) / sum(created))',
     },
     needs: ['completed_tasks'],
     neutral: 'NULL',

@@ -78,12 +78,33 @@ const groupBy = (ctx: SourceContext) =>
  */
 export function flowSelect(ctx: SourceContext): string[] {
   const instant = instantOf(ctx);
+  const completions = onRollup(ctx) && needs(ctx, 'completed_tasks');
+  const from = completions
+    ? `(SELECT *, ${completedInBucket(ctx)} AS completed_in_bucket FROM ${ctx.source})`
+    : ctx.source;
+  // Until parts merge, a first completion's credit is a row of its own without facts; its
+  // creation's row holds the same slot and labels, so it adds no group of its own.
+  const own = completions ? '(facts > 0 OR notEmpty(completed_by.1))' : 'facts > 0';
   return [
     `SELECT ${[...dimensionColumns(ctx, instant), ...metricColumns(ctx, 'flow')].join(', ')}`,
-    `FROM ${ctx.source}`,
-    `WHERE ${and([ctx.scope, `${instant} >= {from:${TIME}}`, `${instant} < {to:${TIME}}`, ...filterConditions(ctx.filters, instant), onRollup(ctx) ? 'facts > 0' : null])}`,
+    `FROM ${from}`,
+    `WHERE ${and([ctx.scope, `${instant} >= {from:${TIME}}`, `${instant} < {to:${TIME}}`, ...filterConditions(ctx.filters, instant), onRollup(ctx) ? own : null])}`,
     ...groupBy(ctx),
   ];
+}
+
+/**
+ * A rollup row's creations that were first completed before the row's bucket ends: its
+ * `completed_by` slots that fall in the same bucket as its own slot (a later slot, since no task
+ * is completed before it is created) and before the period's end. The planner sends a query
+ * here only when every bucket boundary is a slot boundary, so comparing slots is exact.
+ */
+function completedInBucket(ctx: SourceContext): string {
+  const time = timeDimension(ctx);
+  const sameBucket = time
+    ? ` AND ${DIMENSIONS[time].sql('done')} = ${DIMENSIONS[time].sql('slot')}`
+    : '';
+  return `arraySum((done, n) -> if(done < {to:${TIME}}${sameBucket}, n, 0), completed_by.1, completed_by.2)`;
 }
 
 /** Metrics over the open tasks at each bucket's `at` instant (rows of `task_at`). */
@@ -122,7 +143,7 @@ const needs = (ctx: SourceContext, need: MetricNeed) =>
 /** CTEs the state select (and, for completion_rate, the flow select) read from. */
 export function commonTables(ctx: SourceContext): string[] {
   const tables: string[] = [];
-  if (needs(ctx, 'completed_tasks')) {
+  if (!onRollup(ctx) && needs(ctx, 'completed_tasks')) {
     // A task created in the period is completed after its creation: completions before the
     // period cannot count, so only the period's own completions are read. Each carries its
     // task's creation instant (`task_created_at`, on every fact the write side has produced),

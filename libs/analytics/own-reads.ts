@@ -49,6 +49,10 @@ const FACT_COLUMNS: Record<string, number | 'string'> = {
   previous_due_on: 4,
   task_created_at: 8,
   dependency_gid: 'string',
+  created_project: 'string',
+  created_assignee: 'string',
+  created_status: 'string',
+  first_completion: 1,
   projected_at: 8,
 };
 
@@ -73,6 +77,7 @@ const ROLLUP_VALUES = [
   'assignees',
   'open_change',
   'due_change',
+  'completed_by',
 ];
 const VALUE_BYTES = 8;
 
@@ -88,7 +93,11 @@ export function scansOf(query: AnalyticsQuery, options: CompileOptions): Scan[] 
   const period = { from: options.period.from, to: options.period.to };
   const scans: Scan[] = [];
   if (metrics.some((metric) => metric.source === 'flow')) scans.push({ table: source, ...period });
-  if (metrics.some((metric) => (metric.needs as readonly string[]).includes('completed_tasks'))) {
+  const completions = metrics.some((metric) =>
+    (metric.needs as readonly string[]).includes('completed_tasks'),
+  );
+  // On facts the completions are a second read of the period; a rollup keeps them in its rows.
+  if (completions && source === 'facts') {
     scans.push({ table: 'facts', ...period });
   }
   if (metrics.some((metric) => metric.source === 'state') && options.buckets) {

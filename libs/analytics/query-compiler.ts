@@ -78,7 +78,7 @@ export function compileQuery(query: AnalyticsQuery, options: CompileOptions): Co
   // `kind = 'task_created' AND task_gid IN completed_tasks` looks every row up in the set
   // unless the engine may skip the lookup where the kind already fails: about a fifth of the
   // period's facts are creations, and the lookups were most of the statement's time.
-  if (needs(query, 'completed_tasks')) {
+  if (ctx.source === 'facts' && needs(query, 'completed_tasks')) {
     settings.push("short_circuit_function_evaluation = 'force_enable'");
   }
   if (settings.length > 0) lines.push(`SETTINGS ${settings.join(', ')}`);

@@ -1,4 +1,4 @@
-import { DIMENSIONS, type DimensionName, METRICS } from './catalog.ts';
+import { DIMENSIONS, type DimensionName, METRICS, type MetricNeed } from './catalog.ts';
 import type { ResolvedPeriod } from './period.ts';
 import type { AnalyticsQuery } from './query-parser.ts';
 import { ROLLUPS, type RollupDef, type RollupName, type SourceName } from './rollups.ts';
@@ -11,11 +11,12 @@ const DAY = 24 * HOUR;
  * A pipeline step between period resolution and compilation: every source that answers the
  * query exactly, coarsest first, facts always last. The first is what runs; tests run them all.
  *
- * A rollup answers exactly when it is complete (`ready`), carries every metric and every label
- * the query groups or filters by, and every boundary the query draws falls on one of its slot
- * boundaries: the period's ends, and with a time dimension every local bucket boundary, which
- * holds when the zone's offset stays a multiple of the slot. State read at "now" is read at the
- * end of now's slot: the future holds no facts.
+ * A rollup answers exactly when it is complete (`ready`), carries every metric (completion_rate
+ * only where it keeps completions) and every label the query groups or filters by, and every
+ * boundary the query draws falls on one of its slot boundaries: the period's ends, and with a
+ * time dimension every local bucket boundary, which holds when the zone's offset stays a
+ * multiple of the slot. State read at "now" is read at the end of now's slot: the future holds
+ * no facts.
  */
 export function planSources(
   query: AnalyticsQuery,
@@ -36,6 +37,8 @@ function answers(
   now: Date,
 ): boolean {
   if (query.metrics.some((name) => METRICS[name].sql.rollup === null)) return false;
+  const needs = query.metrics.flatMap((name) => METRICS[name].needs as readonly MetricNeed[]);
+  if (needs.includes('completed_tasks') && !rollup.completions) return false;
   const named = [...query.dimensions, ...query.filters.map((filter) => filter.dimension)];
   const labels = named.filter((name) => !DIMENSIONS[name].time);
   if (labels.some((name) => !(rollup.labels as readonly DimensionName[]).includes(name))) {

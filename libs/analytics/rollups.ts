@@ -1,7 +1,7 @@
 import type { DimensionName } from './catalog.ts';
 
 /**
- * The pre-aggregated tables kept beside facts (`sql/clickhouse/0004`–`0014`), coarsest first:
+ * The pre-aggregated tables kept beside facts (`sql/clickhouse/0004`–`0017`), coarsest first:
  * the planner takes the first one that answers a query exactly. Each row is one UTC slot ×
  * business × its labels, holding flow counts, signed changes of the open count (with the due
  * dates of the tasks opened and closed) and an exact quantile state of cycle times.
@@ -17,6 +17,11 @@ export interface RollupDef {
   slotMs: number | 'month' | 'all';
   /** Labels kept besides the slot; a query grouping or filtering by another needs facts. */
   labels: readonly DimensionName[];
+  /**
+   * Whether it keeps `completed_by`: per creation slot and labels, the slots the tasks were
+   * first completed in, which metrics needing `completed_tasks` (completion_rate) read.
+   */
+  completions?: boolean;
 }
 
 const MINUTE = 60_000;
@@ -24,6 +29,12 @@ const DAY = 1_440 * MINUTE;
 
 export const ROLLUPS = [
   { table: 'rollup_business_day', slotMs: DAY, labels: ['business', 'status'] },
+  {
+    table: 'rollup_projects_day',
+    slotMs: DAY,
+    labels: ['business', 'project', 'status'],
+    completions: true,
+  },
   { table: 'rollup_business_15m', slotMs: 15 * MINUTE, labels: ['business', 'status'] },
   {
     table: 'rollup_labels_all',

@@ -24,15 +24,18 @@ const YEAR_MS = 365 * 86_400_000;
  * JavaScript: created (open) → a dependency on an older task of the same business (or a rename)
  * → in progress → completed (70 %, an update and its completion fact), cancelled (10 %) or
  * reassigned and still in progress (20 %), each of those two followed later by a rename (or, for
- * one task in twenty that has a dependency, by its removal). Every
- * column is a pure function of the row number: any batch can be (re)written alone.
+ * one task in twenty that has a dependency, by its removal). A completion (a task's only one)
+ * names the labels its task was created with, as the write side's do. Every column is a pure
+ * function of the row number: any batch can be (re)written alone.
  */
 const INSERT_BATCH = `
 INSERT INTO facts (fact_id, kind, business, task_gid, occurred_at, project, assignee, status,
   previous_status, previous_project, previous_assignee, previous_due_on, due_on, task_created_at,
-  dependency_gid)
+  dependency_gid, created_project, created_assignee, created_status, first_completion)
 SELECT fact_id, kind, business, task_gid, occurred_at, project, assignee, status, previous_status,
-  project, previous_assignee, due_on, due_on, task_created_at, dependency_gid
+  project, previous_assignee, due_on, due_on, task_created_at, dependency_gid,
+  if(completion, project, ''), if(completion, first_assignee, ''), if(completion, 'open', ''),
+  completion
 FROM (
   WITH
     intDiv(number, 5) AS task,
@@ -64,7 +67,9 @@ FROM (
     if(slot = 3, first_assignee, assignee) AS previous_assignee,
     if(h % 10 < 7, toDate(created + toIntervalDay(3 + cityHash64(h, 6) % 30)), NULL) AS due_on,
     created AS task_created_at,
-    if((slot = 1 OR (slot = 4 AND fate >= 95)) AND task >= {businesses:UInt64} * 10, concat('demo-', toString({seed:UInt64}), '-', toString(dependency)), '') AS dependency_gid
+    if((slot = 1 OR (slot = 4 AND fate >= 95)) AND task >= {businesses:UInt64} * 10, concat('demo-', toString({seed:UInt64}), '-', toString(dependency)), '') AS dependency_gid,
+    first_assignee,
+    toUInt8(kind = 'task_completed') AS completion
   FROM numbers({offset:UInt64}, {count:UInt64})
 )`;
 

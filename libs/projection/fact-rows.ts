@@ -16,6 +16,11 @@ export interface FactRow {
   due_on: string | null;
   task_created_at: string;
   dependency_gid: string;
+  /** Completion facts only: the task's labels at creation, and whether it is its first completion. */
+  created_project?: string;
+  created_assignee?: string;
+  created_status?: string;
+  first_completion?: 0 | 1;
 }
 
 const text = (value: unknown): string => (typeof value === 'string' ? value : '');
@@ -43,5 +48,16 @@ export function toFactRow(row: OutboxRow): FactRow {
     due_on: date(payload.due_on),
     task_created_at: text(payload.task_created_at) || row.occurred_at.toISOString(),
     dependency_gid: text(payload.dependency_gid),
+    // Left out elsewhere: the columns' defaults say the same, in fewer bytes to send and parse.
+    // A completion written before the write side recorded these has no created_status, which
+    // the rollup backfill recognises and works out from the facts themselves.
+    ...(row.kind === 'task_completed' && typeof payload.created_status === 'string'
+      ? {
+          created_project: text(payload.created_project),
+          created_assignee: text(payload.created_assignee),
+          created_status: payload.created_status,
+          first_completion: payload.first_completion === true ? 1 : 0,
+        }
+      : {}),
   };
 }

@@ -2,7 +2,7 @@ import fs from 'node:fs/promises';
 import path from 'node:path';
 import type { ClickHouseClient } from '@clickhouse/client';
 import type { Kysely } from 'kysely';
-import { ROLLUP_NAMES, type RollupName } from '../analytics/rollups.ts';
+import { ROLLUP_NAMES, type RollupName, rollupDef } from '../analytics/rollups.ts';
 import { CLICKHOUSE_MIGRATIONS_DIR } from '../storage/clickhouse.ts';
 import type { Database } from '../storage/database.ts';
 import { tryLockCheckpoint } from './outbox-reader.ts';
@@ -108,7 +108,10 @@ export async function fillRollups(
     facts: Number(m.facts),
   }));
   const total = months.reduce((sum, m) => sum + m.facts, 0);
-  const views = await Promise.all(names.map((name) => viewSelect(name)));
+  const enrich = await completionsToEnrich(clickhouse, cutoff);
+  const views = await Promise.all(
+    names.map((name) => viewSelect(name, enrich && rollupDef(name).completions === true)),
+  );
   let done = 0;
   options.onProgress?.({ done, total });
   for (const { month, facts } of months) {
@@ -117,8 +120,13 @@ export async function fillRollups(
       await clickhouse.command({
         query: `INSERT INTO ${name} ${views[i]}`,
         query_params: { ...params, month },
-        // Each month's blocks are new data: none may be dropped as a repeat of another's.
-        clickhouse_settings: { insert_deduplicate: 0 },
+        clickhouse_settings: {
+          // Each month's blocks are new data: none may be dropped as a repeat of another's.
+          insert_deduplicate: 0,
+          // On a cluster a task's facts all live on one shard (facts shard by task), so the
+          // enrichment's subqueries read each shard's own facts.
+          distributed_product_mode: 'local',
+        },
       });
     }
     done += facts;
@@ -128,20 +136,56 @@ export async function fillRollups(
 }
 
 const SOURCE = /\bFROM facts\b/g;
+const PROJECTED = "projected_at <= {cutoff:DateTime64(3, 'UTC')}";
+const MONTH = `SELECT * FROM facts WHERE ${PROJECTED} AND toYYYYMM(occurred_at) = {month:UInt32}`;
+/** A completion projected before completion facts named their task's creation labels. */
+const UNENRICHED = "kind = 'task_completed' AND created_status = ''";
+
+/**
+ * The month's facts with every unenriched completion given what the write side now records:
+ * the labels of its task's creation fact, and whether it is the task's earliest completion (a
+ * task whose creation is not among the facts has nothing to be credited to).
+ */
+const ENRICHED_MONTH = `SELECT f.* REPLACE (
+    if(enrich, e_project, f.created_project) AS created_project,
+    if(enrich, e_assignee, f.created_assignee) AS created_assignee,
+    if(enrich, e_status, f.created_status) AS created_status,
+    if(enrich, toUInt8(f.fact_id = e_first AND e_status != ''), f.first_completion) AS first_completion)
+  FROM (SELECT *, ${UNENRICHED} AS enrich FROM (${MONTH})) AS f
+  LEFT JOIN (
+    SELECT task_gid AS e_task_gid,
+      anyIf(project, kind = 'task_created') AS e_project,
+      anyIf(assignee, kind = 'task_created') AS e_assignee,
+      anyIf(status, kind = 'task_created') AS e_status,
+      argMinIf(fact_id, (occurred_at, fact_id), kind = 'task_completed') AS e_first
+    FROM facts
+    WHERE kind IN ('task_created', 'task_completed') AND ${PROJECTED}
+      AND task_gid IN (SELECT task_gid FROM (${MONTH}) WHERE ${UNENRICHED})
+    GROUP BY task_gid
+  ) AS e ON f.task_gid = e.e_task_gid`;
+
+/** Whether facts projected up to the cutoff include completions from before enrichment. */
+async function completionsToEnrich(clickhouse: ClickHouseClient, cutoff: string): Promise<boolean> {
+  const result = await clickhouse.query({
+    query: `SELECT count() AS n FROM (SELECT 1 FROM facts WHERE ${UNENRICHED} AND ${PROJECTED} LIMIT 1)`,
+    query_params: { cutoff },
+    format: 'JSONEachRow',
+  });
+  const [row] = await result.json<{ n: number }>();
+  return Number(row?.n ?? 0) > 0;
+}
 
 /**
  * The SELECT of a rollup's view, as its schema file defines it, over one month of the facts
- * projected before the cutoff: the backfill aggregates exactly as the view does.
+ * projected before the cutoff: the backfill aggregates exactly as the view does. `enrich`: over
+ * those facts as ENRICHED_MONTH gives them.
  */
-async function viewSelect(name: RollupName): Promise<string> {
+async function viewSelect(name: RollupName, enrich: boolean): Promise<string> {
   const files = await fs.readdir(CLICKHOUSE_MIGRATIONS_DIR);
   const file = files.find((f) => f.endsWith(`_${name}_mv.sql`));
   if (!file) throw new Error(`no view file for ${name}`);
   const text = await fs.readFile(path.join(CLICKHOUSE_MIGRATIONS_DIR, file), 'utf8');
   const select = text.slice(text.search(/\bAS\s+SELECT\b/) + 2).trim();
   if (select.match(SOURCE)?.length !== 1) throw new Error(`${file} must read facts once`);
-  return select.replace(
-    SOURCE,
-    "FROM (SELECT * FROM facts WHERE projected_at <= {cutoff:DateTime64(3, 'UTC')} AND toYYYYMM(occurred_at) = {month:UInt32})",
-  );
+  return select.replace(SOURCE, `FROM (${enrich ? ENRICHED_MONTH : MONTH})`);
 }

@@ -41,6 +41,8 @@ export const BASE_SETTINGS: ClickHouseSettings = {
   // Cluster mode: an insert into a Distributed table reaches its shards before it returns, with
   // its deduplication token, so a retried batch is dropped there (clickhouse-cluster-ddl.ts).
   distributed_foreground_insert: 1,
+  // The rollup backfill reads a cluster's shards locally ('local'); everything else keeps the default.
+  distributed_product_mode: 'deny',
 };
 
 export async function openClickHouse(options: ClickHouseOptions): Promise<ClickHouse> {

@@ -24,6 +24,14 @@ export interface FactPayload {
   due_on: string | null;
   task_created_at: string;
   dependency_gid?: string;
+  /**
+   * `task_completed` only: the labels the task was created with, and whether this is its first
+   * completion, so a rollup can credit the completion to the creation (completion_rate).
+   */
+  created_project?: string | null;
+  created_assignee?: string | null;
+  created_status?: string;
+  first_completion?: boolean;
 }
 
 export interface Fact {

@@ -34,6 +34,15 @@ export function taskFact(
       due_on: task.due_on,
       task_created_at: task.created_at.toISOString(),
       ...(extra.dependencyGid ? { dependency_gid: extra.dependencyGid } : {}),
+      ...(kind === 'task_completed'
+        ? {
+            created_project: task.created_project,
+            created_assignee: task.created_assignee,
+            created_status: task.created_status ?? task.status,
+            // `previous` is the task before this change: completed before if it had a date.
+            first_completion: !previous?.first_completed_at,
+          }
+        : {}),
     },
   };
 }

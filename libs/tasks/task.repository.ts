@@ -30,6 +30,10 @@ export async function insertTaskWithFacts(
     ...task,
     updated_at: task.created_at,
     completed_at: task.status === 'completed' ? task.created_at : null,
+    created_project: task.project,
+    created_assignee: task.assignee,
+    created_status: task.status,
+    first_completed_at: task.status === 'completed' ? task.created_at : null,
     version: 1,
   };
   return db

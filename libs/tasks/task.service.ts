@@ -118,6 +118,9 @@ export async function updateTask(
   if (Object.keys(changes).length > 0) {
     if (changes.status !== undefined) {
       changes.completed_at = changes.status === 'completed' ? now : null;
+      if (changes.status === 'completed' && !before.first_completed_at) {
+        changes.first_completed_at = now;
+      }
     }
     after = await updateTaskRow(trx, before, { ...changes, updated_at: now });
     const facts = [taskFact('task_updated', after, now, { previous: before })];

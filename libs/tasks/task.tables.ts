@@ -13,6 +13,12 @@ export interface TasksTable {
   created_at: Timestamp;
   updated_at: Timestamp;
   completed_at: Date | null;
+  /** The labels the task was created with, carried by its completion facts. */
+  created_project: string | null;
+  created_assignee: string | null;
+  created_status: TaskStatus | null;
+  /** Set by the first completion and kept through any reopening. */
+  first_completed_at: Date | null;
   /** Raised by each change of the record; the task's ETag. */
   version: ColumnType<number, number | undefined, number>;
 }

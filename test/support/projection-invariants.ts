@@ -76,6 +76,7 @@ export async function rollupsVersusFacts(
     if (!view) throw new Error(`no view feeds ${rollup.table}`);
     const labels = rollup.labels.filter((l) => l !== 'business');
     const keys = ['business', 'second', ...labels].join(', ');
+    const completions = 'completions' in rollup && rollup.completions;
     const reduce = (
       source: string,
       // The view yields DateTime64 slots, the table DateTime: compare them as seconds.
@@ -85,8 +86,10 @@ export async function rollupsVersusFacts(
         sum(dependencies_added) AS added, sum(dependencies_removed) AS removed,
         round(sum(cycle_hours_sum), 6) AS cycle_sum, quantileExactInclusiveMerge(0.5)(cycle_hours) AS p50,
         uniqExactMerge(assignees) AS n_assignees, sum(open_change) AS open, sumMap(due_change) AS due
+        ${completions ? ', sumMap(completed_by) AS done' : ''}
       FROM ${source} GROUP BY ${keys}
-      HAVING n_facts != 0 OR open != 0 OR notEmpty(due.1) ORDER BY ${keys}`;
+      HAVING n_facts != 0 OR open != 0 OR notEmpty(due.1) ${completions ? 'OR notEmpty(done.1)' : ''}
+      ORDER BY ${keys}`;
     const read = async (source: string) =>
       (await ch.query({ query: reduce(source), format: 'JSONEachRow' })).json();
     out[rollup.table] = {
