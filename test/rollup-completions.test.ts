@@ -5,13 +5,12 @@ import { sql } from 'kysely';
 import { describe, expect, it } from 'vitest';
 import { runQuery } from '../libs/analytics/query.service.ts';
 import type { QueryRequest } from '../libs/analytics/query-parser.ts';
-import { drainOutbox } from '../libs/projection/projector.ts';
 import { backfillRollups } from '../libs/projection/rollup-backfill.ts';
 import { RollupBuilds, rollupsNeedingBackfill } from '../libs/projection/rollup-builds.ts';
 import { type ClickHouse, migrateClickHouse, openClickHouse } from '../libs/storage/clickhouse.ts';
 import { createTask, updateTask } from '../libs/tasks/task.service.ts';
-import { analyticsDeps } from './support/analytics.ts';
-import { tempDir, useMigratedPostgres, waitFor } from './support/engines.ts';
+import { analyticsDeps, projectAll } from './support/analytics.ts';
+import { tempDir, useMigratedPostgres } from './support/engines.ts';
 import { expectRollupsMatchFacts } from './support/projection-invariants.ts';
 
 const BUSINESS = 'completions';
@@ -55,24 +54,8 @@ describe('completions credited to their creation in rollup_projects_day', () => 
     expect(await rollupsNeedingBackfill(builds)).toEqual([]);
     await sql`delete from outbox`.execute(scratch.pg.db);
     await writeHistories();
-    const written = await sql<{ n: number }>`select count(*)::int as n from outbox`.execute(
-      scratch.pg.db,
-    );
-    const project = { db: scratch.pg.db, clickhouse: ch.client, batchSize: 9 };
-    // The projector takes only facts older than every transaction on the server: drain until
-    // ClickHouse holds them all.
-    await waitFor(
-      async () => {
-        await drainOutbox(project);
-        const result = await ch.client.query({
-          query: 'SELECT count() AS n FROM facts',
-          format: 'JSONEachRow',
-        });
-        const [row] = await result.json<{ n: number }>();
-        return Number(row?.n) === written.rows[0]?.n;
-      },
-      { timeoutMs: 60_000, intervalMs: 100 },
-    );
+    // Small batches: creations and their completions land in separate parts of the rollups.
+    await projectAll({ postgres: scratch.pg, clickhouse: ch }, 9);
     return builds;
   }
 

@@ -30,10 +30,14 @@ export function analyticsDeps(
 /**
  * Projects every outbox fact. One drain can stop short on a shared Postgres server: facts wait
  * until every older transaction on the server (any database's) has ended, so this drains until
- * ClickHouse holds as many facts as the outbox.
+ * ClickHouse holds as many facts as the outbox. A small `batchSize` spreads the facts over many
+ * inserts, so the rollups hold them in separate, unmerged parts.
  */
-export async function projectAll(engines: Engines): Promise<void> {
-  const deps = { db: engines.postgres.db, clickhouse: engines.clickhouse.client, batchSize: 1000 };
+export async function projectAll(
+  engines: Pick<Engines, 'postgres' | 'clickhouse'>,
+  batchSize = 1000,
+): Promise<void> {
+  const deps = { db: engines.postgres.db, clickhouse: engines.clickhouse.client, batchSize };
   await waitFor(
     async () => {
       await drainOutbox(deps);
