@@ -13,11 +13,12 @@ import { startCairn } from '../apps/server/cairn.ts';
 import { DIMENSIONS, type DimensionName } from '../libs/analytics/catalog.ts';
 import { type AnalyticsDeps, prepareQuery } from '../libs/analytics/query.service.ts';
 import type { QueryRequest } from '../libs/analytics/query-parser.ts';
-import { ROLLUPS, type SourceName } from '../libs/analytics/rollups.ts';
+import { BLOCKED_ROLLUP_NAMES, ROLLUPS, type SourceName } from '../libs/analytics/rollups.ts';
 import { issueToken } from '../libs/auth/token.service.ts';
 import { loadConfig } from '../libs/config/config.ts';
 import { generateFacts } from '../libs/demo/fact-generator.ts';
 import { projectionFreshness } from '../libs/projection/freshness.ts';
+import { backfillRollups } from '../libs/projection/rollup-backfill.ts';
 import { percentile } from './percentile.ts';
 
 const BUSINESSES = Array.from({ length: 20 }, (_, i) => `biz-${i}`);
@@ -112,6 +113,19 @@ export async function run(args: string[]): Promise<void> {
           onProgress: (n) => bar.update(n),
         });
         bar.stop();
+        // As `demo` does: generated facts carry no blocked changes, so they are worked out.
+        const rollupBar = progressBar('blocked rollups', 'facts');
+        await backfillRollups({
+          db: cairn.engines.postgres.db,
+          clickhouse: ch,
+          builds: cairn.rollups,
+          rollups: BLOCKED_ROLLUP_NAMES,
+          onProgress: ({ done, total }) => {
+            if (done === 0) rollupBar.start(total, 0);
+            rollupBar.update(done);
+          },
+        });
+        rollupBar.stop();
         // Time queries on settled parts, not on tables still merging in the background.
         for (const table of ['facts', ...ROLLUPS.map((r) => r.table)]) {
           await ch.command({ query: `OPTIMIZE TABLE ${table} FINAL` });

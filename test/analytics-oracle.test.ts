@@ -51,8 +51,12 @@ const DIMENSION_SETS: DimensionName[][] = [
 const FLOW = METRIC_NAMES.filter((m) => METRICS[m].source === 'flow');
 const OPEN_COUNTS: MetricName[] = ['open_tasks', 'overdue_tasks'];
 const STATE = METRIC_NAMES.filter((m) => METRICS[m].source === 'state');
-/** Every metric a rollup carries: queries the planner can send to a rollup. */
-const ROLLUP_FLOW = METRIC_NAMES.filter((m) => METRICS[m].sql.rollup !== null);
+/** Every metric every rollup carries: queries the planner can send to any rollup. */
+const ROLLUP_FLOW = METRIC_NAMES.filter(
+  (m) => METRICS[m].sql.rollup !== null && METRICS[m].needs.every((need) => need === 'due_dates'),
+);
+/** Blocked tasks from the blocked changes the write side records, beside the open count. */
+const BLOCKED: MetricName[] = ['blocked_tasks', 'open_tasks'];
 
 /** One seed's history, checked period by period so each test stays well inside its time limit. */
 function oracleSuite(seed: number, tz: string) {
@@ -138,6 +142,8 @@ function oracleSuite(seed: number, tz: string) {
         await check(FLOW, dims, 'last_30_days');
         await check(STATE, dims, 'last_month');
         await check(ROLLUP_FLOW, dims, 'last_90_days');
+        await check(BLOCKED, dims, 'last_90_days');
+        await check(BLOCKED, dims, 'all_time');
       }
     });
     it('filters', { timeout: CASE_TIMEOUT }, async () => {

@@ -111,6 +111,24 @@ ENGINE = Distributed(cairn, currentDatabase(), builds_local, cityHash64(name))`,
     ]);
   });
 
+  it('drops a retired view on every node, and a retired table under both its names', () => {
+    expect(
+      clusterStatements(
+        [
+          { name: '0018_drop_mv.sql', text: '-- retired\nDROP VIEW IF EXISTS daily_mv\n' },
+          { name: '0019_drop.sql', text: 'DROP TABLE IF EXISTS daily;\n' },
+        ],
+        'cairn',
+      ),
+    ).toEqual([
+      ['DROP VIEW IF EXISTS daily_mv ON CLUSTER cairn'],
+      [
+        'DROP TABLE IF EXISTS daily ON CLUSTER cairn',
+        'DROP TABLE IF EXISTS daily_local ON CLUSTER cairn',
+      ],
+    ]);
+  });
+
   it('refuses what it has no cluster form for, and names that are not identifiers', () => {
     expect(() =>
       clusterStatements([{ name: '0009_drop.sql', text: 'DROP TABLE events' }], 'cairn'),

@@ -86,7 +86,7 @@ const SHAPES: Shape[] = [
   {
     name: 'completion rate by project on the rollup keeping completions',
     body: { metrics: ['completion_rate'], dimensions: ['project'], period: 'last_7_days' },
-    source: 'rollup_projects_day',
+    source: 'rollup_projects_blocked_day',
     // The period's slots, naming business, slot, project, created, facts and completed_by; every
     // task here is in one project, so its rows are those of the day and status rollup.
     expected(facts, period) {
@@ -110,8 +110,13 @@ const SHAPES: Shape[] = [
     },
   },
   {
+    // Filtered by assignee, which no rollup keeping blocked changes has: read from facts.
     name: 'blocked and open tasks on facts, with totals',
-    body: { metrics: ['blocked_tasks', 'open_tasks'], include: ['totals'] },
+    body: {
+      metrics: ['blocked_tasks', 'open_tasks'],
+      include: ['totals'],
+      filters: [{ dimension: 'assignee', op: 'neq', values: ['nobody'] }],
+    },
     source: 'facts',
     // Rows and totals each read every fact before now, naming kind, business, task_gid,
     // project, assignee, status, dependency_gid, fact_id, occurred_at and due_on.
@@ -213,7 +218,7 @@ describe('metadata rows_read and bytes_read count only the caller’s own rows',
     for (const table of [
       'facts',
       'rollup_business_day',
-      'rollup_projects_day',
+      'rollup_projects_blocked_day',
       'rollup_business_15m',
       'rollup_labels_day',
     ]) {

@@ -1,4 +1,4 @@
-// completion_rate from rollup_projects_day: each first completion is credited to its task's
+// completion_rate from rollup_projects_blocked_day: each first completion is credited to its task's
 // creation (slot and labels), from what the write side records or, for completions projected
 // before it did, from what the backfill works out of the facts.
 import { sql } from 'kysely';
@@ -19,7 +19,7 @@ const MASTER = { kind: 'master' } as const;
 const NOW = new Date(Date.UTC(2026, 10, 20, 12));
 const at = (day: number, hour = 9) => new Date(Date.UTC(2026, 10, day, hour));
 
-describe('completions credited to their creation in rollup_projects_day', () => {
+describe('completions credited to their creation in rollup_projects_blocked_day', () => {
   const scratch = useMigratedPostgres();
   const write = <T>(work: (trx: Parameters<typeof createTask>[0]) => Promise<T>) =>
     scratch.pg.db.transaction().execute(work);
@@ -108,7 +108,7 @@ describe('completions credited to their creation in rollup_projects_day', () => 
           const options = { signal: new AbortController().signal, businesses: [BUSINESS] };
           const rollup = await runQuery(deps, request, options);
           const facts = await runQuery(deps, request, { ...options, source: 'facts' });
-          expect(rollup.metadata.source).toBe('rollup_projects_day');
+          expect(rollup.metadata.source).toBe('rollup_projects_blocked_day');
           expect(rollup.data).toEqual(facts.data);
           out.push(rollup.data);
         }
@@ -117,7 +117,7 @@ describe('completions credited to their creation in rollup_projects_day', () => 
       const completedBy = async () => {
         const result = await ch.client.query({
           query: `SELECT project, status, toString(slot) AS slot, sumMap(completed_by) AS done
-            FROM rollup_projects_day GROUP BY project, status, slot HAVING notEmpty(done.1)
+            FROM rollup_projects_blocked_day GROUP BY project, status, slot HAVING notEmpty(done.1)
             ORDER BY project, status, slot`,
           format: 'JSONEachRow',
         });

@@ -114,48 +114,83 @@ function plan(now: Date): Plan[] {
 /**
  * Writes months of backdated history through the ordinary use cases, with a clock set to the
  * moment each change "happened": Postgres holds the tasks and edges, and the outbox holds facts
- * with those past times for the projector to carry into ClickHouse.
+ * with those past times for the projector to carry into ClickHouse. Every change is written in
+ * the order it happened, as live writes are: whether a change blocks or unblocks other tasks
+ * depends on their state at that moment.
  */
 export async function loadDemoDataset(deps: TaskDeps, now: Date): Promise<DemoSummary> {
   const plans = plan(now);
   const write = <T>(work: (trx: Transaction<Database>) => Promise<T>) => inTaskUnit(deps, work);
-  let edges = 0;
-  const chronological = [...plans].sort((a, b) => a.createdAt.getTime() - b.createdAt.getTime());
-  for (const task of chronological) {
-    const created = await write((trx) =>
-      createTask(
-        trx,
-        {
-          business: task.business,
-          name: task.name,
-          project: task.project,
-          assignee: task.assignee,
-          due_on: task.dueOn,
-        },
-        task.createdAt,
-      ),
-    );
-    task.gid = created.gid;
-    if (task.dependsOn.length === 0) continue;
-    const wanted = task.dependsOn.map((dependency) => dependency.gid);
-    const linkedAt = new Date(task.createdAt.getTime() + 60_000);
-    await write((trx) => addDependencies(trx, task.gid, wanted, SYSTEM, linkedAt));
-    edges += wanted.length;
-    for (const dependency of task.dependsOn) dependency.dependents += 1;
-  }
+  // Plans change: every seventh task with several dependencies later drops its oldest one.
+  const rewired = new Map(
+    plans
+      .filter((task) => task.dependsOn.length > 1)
+      .filter((_, k) => k % 7 === 0)
+      .map((task) => [task, task.dependsOn.at(-1) as Plan]),
+  );
+  const steps: Array<{ at: number; run: () => Promise<unknown> }> = [];
   for (const task of plans) {
+    const created = task.createdAt.getTime();
+    steps.push({
+      at: created,
+      run: async () => {
+        const row = await write((trx) =>
+          createTask(
+            trx,
+            {
+              business: task.business,
+              name: task.name,
+              project: task.project,
+              assignee: task.assignee,
+              due_on: task.dueOn,
+            },
+            task.createdAt,
+          ),
+        );
+        task.gid = row.gid;
+      },
+    });
+    if (task.dependsOn.length > 0) {
+      const linkedAt = new Date(created + 60_000);
+      steps.push({
+        at: linkedAt.getTime(),
+        run: () =>
+          write((trx) =>
+            addDependencies(
+              trx,
+              task.gid,
+              task.dependsOn.map((dependency) => dependency.gid),
+              SYSTEM,
+              linkedAt,
+            ),
+          ),
+      });
+    }
     for (const [status, when] of task.changes) {
-      await write((trx) => updateTask(trx, task.gid, { status }, SYSTEM, when));
+      steps.push({
+        at: when.getTime(),
+        run: () => write((trx) => updateTask(trx, task.gid, { status }, SYSTEM, when)),
+      });
+    }
+    const dropped = rewired.get(task);
+    if (dropped) {
+      const when = new Date(Math.min(created + 3 * DAY, now.getTime() - 60_000));
+      steps.push({
+        at: when.getTime(),
+        run: () => write((trx) => removeDependency(trx, task.gid, dropped.gid, SYSTEM, when)),
+      });
     }
   }
-  // Plans change: every seventh task with several dependencies later drops its oldest one.
-  const rewired = plans.filter((task) => task.dependsOn.length > 1).filter((_, k) => k % 7 === 0);
-  for (const task of rewired) {
-    const dropped = task.dependsOn.pop() as Plan;
-    const when = new Date(Math.min(task.createdAt.getTime() + 3 * DAY, now.getTime() - 60_000));
-    await write((trx) => removeDependency(trx, task.gid, dropped.gid, SYSTEM, when));
-    edges -= 1;
-    dropped.dependents -= 1;
+  // A stable sort: steps of one instant keep the order above (create, link, change, drop).
+  for (const step of steps.sort((a, b) => a.at - b.at)) await step.run();
+  let edges = 0;
+  for (const task of plans) {
+    const dropped = rewired.get(task);
+    for (const dependency of task.dependsOn) {
+      if (dependency === dropped) continue;
+      edges += 1;
+      dependency.dependents += 1;
+    }
   }
   const busiest = plans.reduce((best, task) => (task.dependents > best.dependents ? task : best));
   return {

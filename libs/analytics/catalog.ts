@@ -15,7 +15,8 @@ export type MetricSource = 'flow' | 'state';
  * What a metric's SQL reads besides its source's rows: tables built by `commonTables`
  * (`completed_tasks`, `blocked_at`), or each open task's due date (`due_dates`). On a rollup,
  * `completed_tasks` is the per-row count `completed_in_bucket`, which only rollups keeping
- * completions (`RollupDef.completions`) have.
+ * completions (`RollupDef.completions`) have, and `blocked_at` the running sum `blocked` of the
+ * blocked changes, which only rollups keeping them (`RollupDef.blocked`) have.
  */
 export type MetricNeed = 'completed_tasks' | 'blocked_at' | 'due_dates';
 
@@ -225,13 +226,13 @@ export const METRICS = {
   },
   blocked_tasks: {
     description:
-      'Open tasks at the end of the period with at least one open dependency. Read from facts: whether a task is blocked depends on the state of another task, which no sum per label set carries.',
+      'Open tasks at the end of the period with at least one open dependency. Each write records which tasks it blocked or unblocked (its own task and, when a task opens, closes or is deleted, the tasks depending on it), so a rollup sums those changes like open_tasks; where no rollup keeping those changes answers the query (by assignee, or with bucket boundaries off UTC days) it is read from facts, replaying task and dependency histories.',
     unit: 'tasks',
     type: 'integer',
     source: 'state',
     sql: {
       facts: 'sumIf(weight, blocked = 1)',
-      rollup: null,
+      rollup: 'sum(blocked)',
     },
     needs: ['blocked_at'],
     neutral: '0',

@@ -109,7 +109,8 @@ function completedInBucket(ctx: SourceContext): string {
 
 /** Metrics over the open tasks at each bucket's `at` instant (rows of `task_at`). */
 export function stateSelect(ctx: SourceContext): string[] {
-  const blocked = needs(ctx, 'blocked_at');
+  // On a rollup the blocked count is a column of task_at itself.
+  const blocked = needs(ctx, 'blocked_at') && !onRollup(ctx);
   const where = filterConditions(ctx.filters, 'bucket');
   return [
     `SELECT ${[...dimensionColumns(ctx, 'bucket'), ...metricColumns(ctx, 'state')].join(', ')}`,
@@ -239,7 +240,8 @@ const stateLabels = (ctx: SourceContext): string[] =>
  * sums them (a grouping per slot and a carry into later buckets cost a third of the statement
  * on the all-time rollup). With several, changes are summed per interval between instants and
  * the due dates merged per date (one map per label set), then carried into every later bucket
- * and compared with its instant's day. Either way `overdue` is what the catalog sums.
+ * and compared with its instant's day. Either way `overdue` is what the catalog sums, and
+ * `blocked` (the blocked changes, summed the same way) where the query asks for blocked_tasks.
  */
 function rollupOpenCounts(ctx: SourceContext): string {
   const labels = stateLabels(ctx);
@@ -247,16 +249,17 @@ function rollupOpenCounts(ctx: SourceContext): string {
   const overdueBefore = (day: string, dates: string) =>
     `arraySum((d, v) -> if(d < toDate(${day}, {tz:String}), v, 0), ${dates}.1, ${dates}.2)`;
   const rows = `FROM ${ctx.source} WHERE ${and([ctx.scope, `slot < {state_to:${TIME}}`])}`;
+  const blocked = needs(ctx, 'blocked_at');
   if (ctx.instants === 1) {
     const overdue = `${overdueBefore(`{ats:${TIME_ARRAY}}[1]`, 'due_change')} AS overdue`;
-    return `task_at AS (SELECT ${[bucketColumns('1'), ...labels, 'open_change AS weight', ...(due ? [overdue] : [])].join(', ')} ${rows})`;
+    return `task_at AS (SELECT ${[bucketColumns('1'), ...labels, 'open_change AS weight', ...(due ? [overdue] : []), ...(blocked ? ['blocked_change AS blocked'] : [])].join(', ')} ${rows})`;
   }
   const sums = [
-    `SELECT ${[`arrayCount(a -> a <= slot, {slot_ats:${TIME_ARRAY}}) AS j`, ...labels, 'sum(open_change) AS weight', ...(due ? ['sumMap(due_change) AS due'] : [])].join(', ')}`,
+    `SELECT ${[`arrayCount(a -> a <= slot, {slot_ats:${TIME_ARRAY}}) AS j`, ...labels, 'sum(open_change) AS weight', ...(due ? ['sumMap(due_change) AS due'] : []), ...(blocked ? ['sum(blocked_change) AS blocked'] : [])].join(', ')}`,
     rows,
     `GROUP BY ${['j', ...labels].join(', ')}`,
-    `HAVING weight != 0${due ? ' OR notEmpty(due.1)' : ''}`,
+    `HAVING weight != 0${due ? ' OR notEmpty(due.1)' : ''}${blocked ? ' OR blocked != 0' : ''}`,
   ].join(' ');
   const overdue = `${overdueBefore('at', 'due')} AS overdue`;
-  return `task_at AS (SELECT ${[bucketColumns('k'), ...labels, 'weight', ...(due ? [overdue] : [])].join(', ')} FROM (${sums}) ARRAY JOIN range(j + 1, length({ats:${TIME_ARRAY}}) + 1) AS k)`;
+  return `task_at AS (SELECT ${[bucketColumns('k'), ...labels, 'weight', ...(due ? [overdue] : []), ...(blocked ? ['blocked'] : [])].join(', ')} FROM (${sums}) ARRAY JOIN range(j + 1, length({ats:${TIME_ARRAY}}) + 1) AS k)`;
 }

@@ -78,6 +78,7 @@ const ROLLUP_VALUES = [
   'open_change',
   'due_change',
   'completed_by',
+  'blocked_change',
 ];
 const VALUE_BYTES = 8;
 

@@ -12,7 +12,7 @@ const DAY = 24 * HOUR;
  * query exactly, coarsest first, facts always last. The first is what runs; tests run them all.
  *
  * A rollup answers exactly when it is complete (`ready`), carries every metric (completion_rate
- * only where it keeps completions) and every label the query groups or filters by, and every
+ * only where it keeps completions, blocked_tasks where it keeps blocked changes) and every label the query groups or filters by, and every
  * boundary the query draws falls on one of its slot boundaries: the period's ends, and with a
  * time dimension every local bucket boundary, which holds when the zone's offset stays a
  * multiple of the slot. State read at "now" is read at the end of now's slot: the future holds
@@ -39,6 +39,7 @@ function answers(
   if (query.metrics.some((name) => METRICS[name].sql.rollup === null)) return false;
   const needs = query.metrics.flatMap((name) => METRICS[name].needs as readonly MetricNeed[]);
   if (needs.includes('completed_tasks') && !rollup.completions) return false;
+  if (needs.includes('blocked_at') && !rollup.blocked) return false;
   const named = [...query.dimensions, ...query.filters.map((filter) => filter.dimension)];
   const labels = named.filter((name) => !DIMENSIONS[name].time);
   if (labels.some((name) => !(rollup.labels as readonly DimensionName[]).includes(name))) {

@@ -21,6 +21,12 @@ export interface FactRow {
   created_assignee?: string;
   created_status?: string;
   first_completion?: 0 | 1;
+  /** Whether the fact says what it did to blocked_tasks; the arrays below list it, one per change. */
+  blocked_known?: 1;
+  blocked_project?: string[];
+  blocked_assignee?: string[];
+  blocked_status?: string[];
+  blocked_change?: number[];
 }
 
 const text = (value: unknown): string => (typeof value === 'string' ? value : '');
@@ -59,5 +65,28 @@ export function toFactRow(row: OutboxRow): FactRow {
           first_completion: payload.first_completion === true ? 1 : 0,
         }
       : {}),
+    ...blockedColumns(payload.blocked_changes),
+  };
+}
+
+/**
+ * A fact written before the write side recorded blocked changes has no `blocked_changes`: it
+ * keeps `blocked_known` 0, and a rollup backfill works blocked_tasks out from the facts.
+ */
+function blockedColumns(changes: unknown): Partial<FactRow> {
+  if (!Array.isArray(changes)) return {};
+  if (changes.length === 0) return { blocked_known: 1 };
+  const list = changes as Array<{
+    project: string | null;
+    assignee: string | null;
+    status: string;
+    change: number;
+  }>;
+  return {
+    blocked_known: 1,
+    blocked_project: list.map((c) => c.project ?? ''),
+    blocked_assignee: list.map((c) => c.assignee ?? ''),
+    blocked_status: list.map((c) => c.status),
+    blocked_change: list.map((c) => c.change),
   };
 }

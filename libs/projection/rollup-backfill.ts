@@ -5,6 +5,7 @@ import type { Kysely } from 'kysely';
 import { ROLLUP_NAMES, type RollupName, rollupDef } from '../analytics/rollups.ts';
 import { CLICKHOUSE_MIGRATIONS_DIR } from '../storage/clickhouse.ts';
 import type { Database } from '../storage/database.ts';
+import { BLOCKED_UNKNOWN, replayBlocked } from './blocked-replay.ts';
 import { tryLockCheckpoint } from './outbox-reader.ts';
 import { FACTS_CHECKPOINT, holdLiveProjector, releaseLiveProjector } from './projector.ts';
 import type { RollupBuilds } from './rollup-builds.ts';
@@ -15,7 +16,10 @@ export interface BackfillOptions {
   builds: RollupBuilds;
   /** Default: every rollup. */
   rollups?: readonly RollupName[];
-  /** Told after each month of facts; `total` counts the facts to aggregate. */
+  /**
+   * Told after each month of facts (and each business the blocked replay works out); `total`
+   * counts the facts to read, once per month pass and once more per replay.
+   */
   onProgress?: (progress: { done: number; total: number }) => void;
   /** Stops between months (shutdown); the rollups stay incomplete and queries keep to facts. */
   signal?: AbortSignal;
@@ -107,19 +111,31 @@ export async function fillRollups(
     month: Number(m.month),
     facts: Number(m.facts),
   }));
-  const total = months.reduce((sum, m) => sum + m.facts, 0);
-  const enrich = await completionsToEnrich(clickhouse, cutoff);
+  const facts = months.reduce((sum, m) => sum + m.facts, 0);
+  const enrich = await anyProjected(clickhouse, cutoff, UNENRICHED);
+  // One fact without its blocked changes and they all come from the replay, which works out
+  // every change the facts imply; the ones facts carry would count twice.
+  const replay = (await anyProjected(clickhouse, cutoff, BLOCKED_UNKNOWN))
+    ? names.filter((name) => rollupDef(name).blocked === true)
+    : [];
   const views = await Promise.all(
-    names.map((name) => viewSelect(name, enrich && rollupDef(name).completions === true)),
+    names.map((name) =>
+      viewSelect(name, {
+        enrich: enrich && rollupDef(name).completions === true,
+        withoutBlocked: replay.includes(name),
+      }),
+    ),
   );
+  // The replay reads every fact once more per rollup it fills.
+  const total = facts * (1 + replay.length);
   let done = 0;
   options.onProgress?.({ done, total });
-  for (const { month, facts } of months) {
+  for (const month of months) {
     if (options.signal?.aborted) break;
     for (const [i, name] of names.entries()) {
       await clickhouse.command({
         query: `INSERT INTO ${name} ${views[i]}`,
-        query_params: { ...params, month },
+        query_params: { ...params, month: month.month },
         clickhouse_settings: {
           // Each month's blocks are new data: none may be dropped as a repeat of another's.
           insert_deduplicate: 0,
@@ -129,10 +145,19 @@ export async function fillRollups(
         },
       });
     }
-    done += facts;
+    done += month.facts;
     options.onProgress?.({ done, total });
   }
-  return done;
+  for (const name of replay) {
+    await replayBlocked(clickhouse, name, cutoff, {
+      signal: options.signal,
+      onBusiness: (read) => {
+        done += read;
+        options.onProgress?.({ done, total });
+      },
+    });
+  }
+  return facts;
 }
 
 const SOURCE = /\bFROM facts\b/g;
@@ -164,10 +189,17 @@ const ENRICHED_MONTH = `SELECT f.* REPLACE (
     GROUP BY task_gid
   ) AS e ON f.task_gid = e.e_task_gid`;
 
-/** Whether facts projected up to the cutoff include completions from before enrichment. */
-async function completionsToEnrich(clickhouse: ClickHouseClient, cutoff: string): Promise<boolean> {
+/**
+ * Whether facts projected up to the cutoff include one matching `condition`: a completion from
+ * before enrichment, or a fact from before blocked changes were recorded.
+ */
+async function anyProjected(
+  clickhouse: ClickHouseClient,
+  cutoff: string,
+  condition: string,
+): Promise<boolean> {
   const result = await clickhouse.query({
-    query: `SELECT count() AS n FROM (SELECT 1 FROM facts WHERE ${UNENRICHED} AND ${PROJECTED} LIMIT 1)`,
+    query: `SELECT count() AS n FROM (SELECT 1 FROM facts WHERE ${condition} AND ${PROJECTED} LIMIT 1)`,
     query_params: { cutoff },
     format: 'JSONEachRow',
   });
@@ -178,14 +210,22 @@ async function completionsToEnrich(clickhouse: ClickHouseClient, cutoff: string)
 /**
  * The SELECT of a rollup's view, as its schema file defines it, over one month of the facts
  * projected before the cutoff: the backfill aggregates exactly as the view does. `enrich`: over
- * those facts as ENRICHED_MONTH gives them.
+ * those facts as ENRICHED_MONTH gives them. `withoutBlocked`: with no blocked changes (the
+ * replay adds them).
  */
-async function viewSelect(name: RollupName, enrich: boolean): Promise<string> {
+async function viewSelect(
+  name: RollupName,
+  options: { enrich: boolean; withoutBlocked: boolean },
+): Promise<string> {
   const files = await fs.readdir(CLICKHOUSE_MIGRATIONS_DIR);
   const file = files.find((f) => f.endsWith(`_${name}_mv.sql`));
   if (!file) throw new Error(`no view file for ${name}`);
   const text = await fs.readFile(path.join(CLICKHOUSE_MIGRATIONS_DIR, file), 'utf8');
   const select = text.slice(text.search(/\bAS\s+SELECT\b/) + 2).trim();
   if (select.match(SOURCE)?.length !== 1) throw new Error(`${file} must read facts once`);
-  return select.replace(SOURCE, `FROM (${enrich ? ENRICHED_MONTH : MONTH})`);
+  const month = options.enrich ? ENRICHED_MONTH : MONTH;
+  const source = options.withoutBlocked
+    ? `SELECT * REPLACE (CAST([], 'Array(Int8)') AS blocked_change) FROM (${month})`
+    : month;
+  return select.replace(SOURCE, `FROM (${source})`);
 }

@@ -8,7 +8,8 @@
  *   everything above the adapter keeps reading and writing `t`.
  * - A materialized view is created on every node and reads and writes the local tables: each
  *   shard aggregates the facts it holds, and the Distributed rollup merges the shards' states.
- * - `ALTER TABLE t` changes `t_local` and then `t`, both ON CLUSTER.
+ * - `ALTER TABLE t` changes `t_local` and then `t`, both ON CLUSTER; `DROP TABLE IF EXISTS t` drops
+ *   `t` and then `t_local`; `DROP VIEW IF EXISTS v` drops `v`, all ON CLUSTER.
  *
  * Exactly-once in this mode: the projector inserts into the Distributed `facts` synchronously
  * (distributed_foreground_insert, in BASE_SETTINGS) with its batch's insert_deduplication_token.
@@ -95,6 +96,16 @@ function rewrite(file: SchemaFile, cluster: string, tables: Set<string>): string
     return [
       `ALTER TABLE ${name}${LOCAL} ON CLUSTER ${cluster}\n${change}`,
       `ALTER TABLE ${name} ON CLUSTER ${cluster}\n${change}`,
+    ];
+  }
+  const drop = /^DROP (TABLE|VIEW) IF EXISTS (\w+)$/i.exec(sql);
+  if (drop) {
+    const [, kind = '', name = ''] = drop;
+    if (kind.toUpperCase() === 'VIEW') return [`DROP VIEW IF EXISTS ${name} ON CLUSTER ${cluster}`];
+    // The Distributed table first: it must never point at a local table that is gone.
+    return [
+      `DROP TABLE IF EXISTS ${name} ON CLUSTER ${cluster}`,
+      `DROP TABLE IF EXISTS ${name}${LOCAL} ON CLUSTER ${cluster}`,
     ];
   }
   throw new Error(

@@ -2,6 +2,7 @@ import { allowedBusinesses, visibleBusiness, visibleOrNotFound } from '../auth/a
 import type { Principal } from '../auth/principal.ts';
 import { AppError, ValidationError, type ValidationIssue } from '../http/errors.ts';
 import type { Db } from '../storage/database.ts';
+import { trackBlocked } from './blocked-changes.ts';
 import { findCycle } from './cycle-check.ts';
 import {
   deleteEdge,
@@ -89,11 +90,19 @@ export async function addDependencies(
         { members: { cycle } },
       );
     }
-    const edges = await insertEdges(trx, task.business, gid, wanted, now);
+    const [edges, blockedChanges] = await trackBlocked(trx, [gid], () =>
+      insertEdges(trx, task.business, gid, wanted, now),
+    );
     const added = edges.sort((a, b) => a.id - b.id).map((edge) => edge.dependency_gid);
+    // The write's blocked changes ride on its first fact: every fact of it has the same instant.
     await appendFacts(
       trx,
-      added.map((dependencyGid) => taskFact('dependency_added', task, now, { dependencyGid })),
+      added.map((dependencyGid, i) =>
+        taskFact('dependency_added', task, now, {
+          dependencyGid,
+          ...(i === 0 ? { blockedChanges } : {}),
+        }),
+      ),
     );
     return { task, added };
   } catch (error) {
@@ -113,11 +122,16 @@ export async function removeDependency(
   now: Date,
 ): Promise<void> {
   const task = visibleOrNotFound(await findTask(trx, gid), principal, `Task ${gid}`);
-  const edge = await deleteEdge(trx, gid, dependencyGid);
+  await lockBusinessGraph(trx, task.business);
+  const [edge, blockedChanges] = await trackBlocked(trx, [gid], () =>
+    deleteEdge(trx, gid, dependencyGid),
+  );
   if (!edge) {
     throw new AppError('not_found', `Task ${gid} does not depend on task ${dependencyGid}.`);
   }
-  await appendFacts(trx, [taskFact('dependency_removed', task, now, { dependencyGid })]);
+  await appendFacts(trx, [
+    taskFact('dependency_removed', task, now, { dependencyGid, blockedChanges }),
+  ]);
 }
 
 export interface CursorPage<R> {

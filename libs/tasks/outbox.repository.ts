@@ -32,6 +32,19 @@ export interface FactPayload {
   created_assignee?: string | null;
   created_status?: string;
   first_completion?: boolean;
+  /**
+   * What this write did to blocked_tasks (see blocked-changes.ts), on one fact of each write
+   * and empty on the others. Absent on facts written before the write side recorded it.
+   */
+  blocked_changes?: BlockedChange[];
+}
+
+/** One task counted in (+1) or out of (−1) blocked_tasks under these labels. */
+export interface BlockedChange {
+  project: string | null;
+  assignee: string | null;
+  status: string;
+  change: 1 | -1;
 }
 
 export interface Fact {

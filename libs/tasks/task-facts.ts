@@ -1,4 +1,4 @@
-import type { Fact, FactKind } from './outbox.repository.ts';
+import type { BlockedChange, Fact, FactKind } from './outbox.repository.ts';
 import type { TaskRow } from './task.repository.ts';
 
 /**
@@ -10,7 +10,7 @@ export function taskFact(
   kind: FactKind,
   task: TaskRow,
   occurredAt: Date,
-  extra: { previous?: TaskRow; dependencyGid?: string } = {},
+  extra: { previous?: TaskRow; dependencyGid?: string; blockedChanges?: BlockedChange[] } = {},
 ): Fact {
   const previous = extra.previous;
   return {
@@ -43,6 +43,7 @@ export function taskFact(
             first_completion: !previous?.first_completed_at,
           }
         : {}),
+      blocked_changes: extra.blockedChanges ?? [],
     },
   };
 }

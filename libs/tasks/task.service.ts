@@ -4,7 +4,8 @@ import { visibleOrNotFound } from '../auth/access.ts';
 import type { Principal } from '../auth/principal.ts';
 import { ValidationError } from '../http/errors.ts';
 import type { Database, Db } from '../storage/database.ts';
-import { deleteEdgesOf } from './dependency.repository.ts';
+import { dependentsOf, opensOrCloses, trackBlocked } from './blocked-changes.ts';
+import { deleteEdgesOf, lockBusinessGraph } from './dependency.repository.ts';
 import { appendFacts, type Fact } from './outbox.repository.ts';
 import {
   deleteTaskRow,
@@ -90,6 +91,9 @@ export async function updateTask(
   now: Date,
   ifMatch?: IfMatch,
 ): Promise<TaskRow> {
+  if (BLOCKED_LABELS.some((member) => input[member] !== undefined)) {
+    await lockGraphOf(trx, gid, principal);
+  }
   // Compared under the row lock: of two writes holding the same version, the second to get
   // the lock finds the version the first one left, and fails.
   const before = visibleTask(await findTaskForUpdate(trx, gid), gid, principal);
@@ -122,14 +126,35 @@ export async function updateTask(
         changes.first_completed_at = now;
       }
     }
-    after = await updateTaskRow(trx, before, { ...changes, updated_at: now });
-    const facts = [taskFact('task_updated', after, now, { previous: before })];
+    const labelled = BLOCKED_LABELS.some((member) => member in changes);
+    const next = { ...before, ...changes } as TaskRow;
+    const affected = labelled
+      ? [gid, ...(opensOrCloses(before, next) ? await dependentsOf(trx, gid) : [])]
+      : [];
+    const [row, blockedChanges] = await trackBlocked(trx, affected, () =>
+      updateTaskRow(trx, before, { ...changes, updated_at: now }),
+    );
+    after = row;
+    const facts = [taskFact('task_updated', after, now, { previous: before, blockedChanges })];
     if (after.status === 'completed' && before.status !== 'completed') {
       facts.push(taskFact('task_completed', after, now, { previous: before }));
     }
     await appendFacts(trx, facts);
   }
   return after;
+}
+
+/** The members that decide whether and under which labels a task counts as blocked. */
+const BLOCKED_LABELS = ['status', 'project', 'assignee'] as const;
+
+/**
+ * Takes the graph lock of the task's business (before any row lock, in the order every graph
+ * write takes them): a task's blocked state depends on other tasks' states, so writes that can
+ * change one run one after another within a business, each seeing what the last committed.
+ */
+async function lockGraphOf(trx: Db, gid: string, principal: Principal): Promise<void> {
+  const task = visibleTask(await findTask(trx, gid), gid, principal);
+  await lockBusinessGraph(trx, task.business);
 }
 
 /** Removes the task and every edge touching it; each removed edge gets its own fact. */
@@ -140,9 +165,15 @@ export async function deleteTask(
   now: Date,
   ifMatch?: IfMatch,
 ): Promise<void> {
+  await lockGraphOf(trx, gid, principal);
   const task = visibleTask(await findTaskForUpdate(trx, gid), gid, principal);
   checkIfMatch(ifMatch, task);
-  const edges = await deleteEdgesOf(trx, gid);
+  const affected = [gid, ...(opensOrCloses(task, undefined) ? await dependentsOf(trx, gid) : [])];
+  const [edges, blockedChanges] = await trackBlocked(trx, affected, async () => {
+    const removed = await deleteEdgesOf(trx, gid);
+    await deleteTaskRow(trx, gid);
+    return removed;
+  });
   // Edge facts are attributed to the dependent task, as their state stands now.
   const others = await findTasks(
     trx,
@@ -157,7 +188,6 @@ export async function deleteTask(
       taskFact('dependency_removed', dependent, now, { dependencyGid: edge.dependency_gid }),
     );
   }
-  facts.push(taskFact('task_deleted', task, now, { previous: task }));
-  await deleteTaskRow(trx, gid);
+  facts.push(taskFact('task_deleted', task, now, { previous: task, blockedChanges }));
   await appendFacts(trx, facts);
 }

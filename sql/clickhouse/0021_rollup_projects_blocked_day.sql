@@ -1,8 +1,9 @@
 -- Daily (UTC) flows and open-state changes per business, project and status: by project, what
 -- only the much larger rollup_labels_day could answer. completed_by: for the tasks created in
 -- the slot under these labels, how many were first completed in each slot, so completion_rate
--- needs no scan of facts.
-CREATE TABLE IF NOT EXISTS rollup_projects_day
+-- needs no scan of facts. blocked_change: the signed changes of blocked_tasks, summed like
+-- open_change, so blocked_tasks needs no replay of task histories.
+CREATE TABLE IF NOT EXISTS rollup_projects_blocked_day
 (
     business             LowCardinality(String),
     slot                 DateTime('UTC'),
@@ -19,7 +20,8 @@ CREATE TABLE IF NOT EXISTS rollup_projects_day
     assignees            AggregateFunction(uniqExact, String),
     open_change          SimpleAggregateFunction(sum, Int64),
     due_change           SimpleAggregateFunction(sumMap, Tuple(Array(Date32), Array(Int64))),
-    completed_by         SimpleAggregateFunction(sumMap, Tuple(Array(DateTime('UTC')), Array(UInt64)))
+    completed_by         SimpleAggregateFunction(sumMap, Tuple(Array(DateTime('UTC')), Array(UInt64))),
+    blocked_change       SimpleAggregateFunction(sum, Int64)
 )
 ENGINE = AggregatingMergeTree
 PARTITION BY toYYYYMM(slot)
