@@ -35,9 +35,9 @@ const instantOf = (ctx: SourceContext) => (onRollup(ctx) ? 'slot' : 'occurred_at
 const TIME = "DateTime64(3, 'UTC')";
 const TIME_ARRAY = `Array(${TIME})`;
 /** Statuses that count as open. */
-const OPEN = "('open', 'in_progress')";
+export const OPEN = "('open', 'in_progress')";
 /** The "no next fact" end of a span: later than any bucket end. */
-const NEVER = "toDateTime64('2299-12-31 00:00:00', 3, 'UTC')";
+export const NEVER = "toDateTime64('2299-12-31 00:00:00', 3, 'UTC')";
 
 const and = (conditions: Array<string | null>) => conditions.filter(Boolean).join(' AND ');
 
@@ -123,7 +123,7 @@ export function stateSelect(ctx: SourceContext): string[] {
 }
 
 /** Facts of one entity as spans [occurred_at, next_at): the state each fact left behind. */
-function spans(partition: string, columns: string, where: string): string {
+export function spans(partition: string, columns: string, where: string): string {
   return [
     `SELECT ${columns}, occurred_at, leadInFrame(occurred_at, 1, ${NEVER})`,
     `OVER (PARTITION BY ${partition} ORDER BY occurred_at, fact_id ROWS BETWEEN CURRENT ROW AND 1 FOLLOWING) AS next_at`,

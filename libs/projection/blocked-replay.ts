@@ -1,21 +1,16 @@
 import type { ClickHouseClient } from '@clickhouse/client';
+import { NEVER, OPEN, spans } from '../analytics/metric-sources.ts';
 import { type RollupName, rollupDef } from '../analytics/rollups.ts';
 
 const PROJECTED = "projected_at <= {cutoff:DateTime64(3, 'UTC')}";
-const OPEN = "('open', 'in_progress')";
-const NEVER = "toDateTime64('2299-12-31 00:00:00', 3, 'UTC')";
 const DAY_MS = 86_400_000;
 
 /** Facts that can record blocked changes only carry them from the write side onwards. */
 export const BLOCKED_UNKNOWN = 'blocked_known = 0';
 
-/** Facts of one business's tasks (or edges) as spans [from_at, to_at): the state each left. */
-const spans = (partition: string, columns: string, kinds: string) =>
-  [
-    `SELECT ${columns}, occurred_at AS from_at,`,
-    `leadInFrame(occurred_at, 1, ${NEVER}) OVER (PARTITION BY ${partition} ORDER BY occurred_at, fact_id ROWS BETWEEN CURRENT ROW AND 1 FOLLOWING) AS to_at`,
-    `FROM facts WHERE business = {business:String} AND ${PROJECTED} AND kind IN (${kinds})`,
-  ].join(' ');
+/** One business's facts of these kinds, projected up to the cutoff. */
+const facts = (kinds: string) =>
+  `business = {business:String} AND ${PROJECTED} AND kind IN (${kinds})`;
 
 /**
  * The blocked changes of one business's facts worked out from the facts themselves, for facts
@@ -35,29 +30,28 @@ function replaySelect(name: RollupName): string {
   const tasks = spans(
     'task_gid',
     `task_gid, fact_id, toUInt8(kind != 'task_deleted' AND status IN ${OPEN}) AS open, ${labels.join(', ')}`,
-    "'task_created', 'task_updated', 'task_completed', 'task_deleted'",
+    facts("'task_created', 'task_updated', 'task_completed', 'task_deleted'"),
   );
   const edges = spans(
     'task_gid, dependency_gid',
     'task_gid, dependency_gid, kind',
-    "'dependency_added', 'dependency_removed'",
+    facts("'dependency_added', 'dependency_removed'"),
   );
   const none = labels.map((label) => `'' AS ${label}`).join(', ');
-  const taskColumns = labels.map((label) => label).join(', ');
   return `
 WITH
   tasks AS (${tasks}),
   edges AS (${edges}),
   blocking AS (
-    SELECT e.task_gid AS task_gid, greatest(e.from_at, d.from_at) AS from_at, least(e.to_at, d.to_at) AS to_at
+    SELECT e.task_gid AS task_gid, greatest(e.occurred_at, d.occurred_at) AS from_at, least(e.next_at, d.next_at) AS to_at
     FROM edges AS e INNER JOIN tasks AS d ON d.task_gid = e.dependency_gid
-    WHERE e.kind = 'dependency_added' AND d.open = 1 AND greatest(e.from_at, d.from_at) < least(e.to_at, d.to_at)
+    WHERE e.kind = 'dependency_added' AND d.open = 1 AND greatest(e.occurred_at, d.occurred_at) < least(e.next_at, d.next_at)
   ),
   moments AS (
     SELECT task_gid, at, sum(delta) AS delta, max(is_fact) = 1 AS has_fact,
       ${['open', ...labels].map((column) => `${nullable(column)} AS ${column}_n`).join(', ')}
     FROM (
-      SELECT task_gid, from_at AS at, 0 AS delta, 1 AS is_fact, fact_id, open, ${taskColumns} FROM tasks
+      SELECT task_gid, occurred_at AS at, 0 AS delta, 1 AS is_fact, fact_id, open, ${labels.join(', ')} FROM tasks
       UNION ALL SELECT task_gid, from_at, 1, 0, 0, 0, ${none} FROM blocking
       UNION ALL SELECT task_gid, to_at, -1, 0, 0, 0, ${none} FROM blocking WHERE to_at < ${NEVER}
     )
