@@ -25,6 +25,7 @@ import { DEFAULT_POSTGRES_TIMEOUTS, openPostgres } from '../libs/storage/postgre
 import { migratePostgres } from '../libs/storage/postgres-migrations.ts';
 import { createScratchDatabase } from '../libs/storage/scratch-database.ts';
 import { resolveCursorKey } from '../libs/tasks/cursor-key.ts';
+import { edgePageStatement } from '../libs/tasks/dependency.repository.ts';
 import { encodeCursor } from '../libs/tasks/keyset-cursor.ts';
 import type { Target } from './bench-target.ts';
 import { formatSplit, startCpuSplit } from './cpu-split.ts';
@@ -39,16 +40,6 @@ const option = (args: string[], name: string, fallback: number): number => {
   return at >= 0 ? Number(args[at + 1]) : fallback;
 };
 
-// The statement the service sends for a page without opt_fields (libs/tasks/dependency.repository.ts),
-// with the token's businesses as its last parameter.
-const PAGE_SQL = `select root.business as root_business, p.* from tasks root
-  left join lateral (
-    select t."gid", t."name", e.id as edge_id from task_dependencies e
-    join tasks t on t.gid = e."task_gid"
-    where e."dependency_gid" = root.gid and e.id > $1
-    order by e.id limit $2
-  ) p on true
-  where root.gid = $3 and root.business = any($4)`;
 /** The bench token's businesses, as the service binds them for every page. */
 const TOKEN_BUSINESSES = ['bench', 'search'];
 
@@ -123,7 +114,7 @@ export async function run(args: string[]): Promise<void> {
     const target = { url: started.url, pid: child.pid, headers, pool, seconds };
     console.log(`dependents of one task: ${count}; ${seconds} s per figure; limit=100`);
     const runs = (part: string) => only === undefined || only === part;
-    if (runs('pages')) await pageFigures(target, middleId, middle);
+    if (runs('pages')) await pageFigures(target, db.db, middleId, middle);
     if (runs('create')) await creationFigures(target, db.db);
     if (runs('search')) await searchFigures(target, db.db, option(args, 'tasks', 1_000_000));
     if (runs('walk')) await walkFigures(target, db.db, key, option(args, 'nodes', 100_000));
@@ -137,8 +128,15 @@ export async function run(args: string[]): Promise<void> {
 }
 
 /** First and middle pages through the service, each beside the same statement sent raw. */
-async function pageFigures(target: Target, middleId: number, middle: string): Promise<void> {
-  console.log('page   conc  service req/s  p50 ms  p99 ms  raw pg req/s  p50 ms  p99 ms  ratio');
+async function pageFigures(
+  target: Target,
+  db: Db,
+  middleId: number,
+  middle: string,
+): Promise<void> {
+  console.log(
+    'page   conc  service req/s  p50 ms  p99 ms  raw pg req/s  p50 ms  p99 ms  ratio  raw prepared  ratio',
+  );
   for (const [label, after] of [
     ['first', 0],
     ['middle', middleId],
@@ -150,7 +148,15 @@ async function pageFigures(target: Target, middleId: number, middle: string): Pr
         label,
         connections,
         `/api/v1/tasks/root/dependents?limit=100${query}`,
-        [{ sql: PAGE_SQL, parameters: [after, 101, 'root', TOKEN_BUSINESSES] }],
+        // The service's own statement for a page without opt_fields, compiled as it compiles it.
+        [
+          edgePageStatement('dependents', 'root', {
+            afterId: after,
+            limit: 101,
+            columns: [],
+            businesses: TOKEN_BUSINESSES,
+          }).compile(db),
+        ],
         6,
       );
     }

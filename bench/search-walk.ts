@@ -11,7 +11,7 @@ import type { Target } from './bench-target.ts';
 import { sideBySide } from './side-by-side.ts';
 
 const HEADER =
-  'figure                       conc  service req/s  p50 ms  p99 ms  raw pg req/s  p50 ms  p99 ms  ratio';
+  'figure                       conc  service req/s  p50 ms  p99 ms  raw pg req/s  p50 ms  p99 ms  ratio  raw prepared  ratio';
 
 export async function searchFigures(
   target: Target,

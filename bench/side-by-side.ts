@@ -5,7 +5,10 @@ import type { Target } from './bench-target.ts';
 import { formatSplit, startCpuSplit } from './cpu-split.ts';
 import { rawRate } from './raw-rate.ts';
 
-/** One figure: `path` through the service, then `statements` in turn on one raw connection. */
+/**
+ * One figure: `path` through the service, then `statements` in turn on one raw connection,
+ * sent unnamed and then as named prepared statements.
+ */
 export async function sideBySide(
   target: Target,
   label: string,
@@ -28,6 +31,17 @@ export async function sideBySide(
     for (const statement of statements)
       await client.query(statement.sql, [...statement.parameters]);
   });
+  // The same statements as named prepared statements, as the service sends them: the ratio
+  // against this client says how much of the figure the service owes to preparing.
+  const prepared = await rawRate(target.pool, connections, target.seconds, async (client) => {
+    for (const [index, statement] of statements.entries()) {
+      await client.query({
+        name: `bench_${label}_${index}`.replace(/\W/g, '_'),
+        text: statement.sql,
+        values: [...statement.parameters],
+      });
+    }
+  });
   const rate = http.requests.average;
   const cells = [
     label.padEnd(labelWidth),
@@ -39,6 +53,8 @@ export async function sideBySide(
     raw.p50.toFixed(1).padStart(6),
     raw.p99.toFixed(1).padStart(6),
     (rate / raw.rate).toFixed(2).padStart(5),
+    prepared.rate.toFixed(1).padStart(13),
+    (rate / prepared.rate).toFixed(2).padStart(5),
   ];
   console.log(
     `${cells.join('  ')}   service: ${formatSplit(httpSplit)}; raw: ${formatSplit(rawCpu())}`,

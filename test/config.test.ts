@@ -102,6 +102,15 @@ describe('loadConfig', () => {
     expect(() => loadConfig({ CAIRN_PG_STATEMENT_TIMEOUT_MS: '1e3' })).toThrow(ConfigError);
   });
 
+  it('prepares Postgres statements unless told off, and names any other value', () => {
+    expect(loadConfig({}).postgresPrepare).toBe(true);
+    expect(loadConfig({ CAIRN_PG_PREPARE: 'off' }).postgresPrepare).toBe(false);
+    expect(loadConfig({ CAIRN_PG_PREPARE: 'on' }).postgresPrepare).toBe(true);
+    expect(() => loadConfig({ CAIRN_PG_PREPARE: 'no' })).toThrow(
+      /CAIRN_PG_PREPARE must be on or off \(got "no"\)/,
+    );
+  });
+
   it('reads the Redis command timeout and circuit breaker settings', () => {
     expect(loadConfig({}).redisLimits).toEqual({
       commandTimeoutMs: 500,

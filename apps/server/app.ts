@@ -70,6 +70,8 @@ export function createApp(options: AppOptions): express.Express {
   app.use(rateLimit.afterAuthFailure);
   app.use(rateLimit.limit);
 
+  // The route table first: Express tries layers in order, and API calls are most of the traffic.
+  mountRoutes(app, options.routes, options.router);
   app.get('/healthz', (req: Request, res: Response) => {
     res.json({ status: 'ok', request_id: req.requestId });
   });
@@ -89,7 +91,7 @@ export function createApp(options: AppOptions): express.Express {
     res.type(registry.contentType).send(await registry.metrics());
   });
 
-  // Built once from the same route table that is mounted below.
+  // Built once from the same route table that is mounted above.
   const openapi = buildOpenApi(options.routes);
   // Where in-process callers (the test harness) read the very document this app serves.
   app.locals.openapi = openapi;
@@ -99,7 +101,6 @@ export function createApp(options: AppOptions): express.Express {
   mountDocs(app);
   mountExplorer(app);
 
-  mountRoutes(app, options.routes, options.router);
   app.use(notFound(options.routes));
   app.use(errorMiddleware(options.logger, [classifyPostgresError]));
   return app;

@@ -144,7 +144,7 @@ export async function startCairn(options: CairnOptions): Promise<Cairn> {
             now,
             rateLimitOf: (principal) => {
               const tier =
-                rateSubject(principal, '').rateClass === 'service_account'
+                rateSubject(principal, () => '').rateClass === 'service_account'
                   ? 'service_account'
                   : 'user';
               return { tier, limit: rateLimits[tier], window_seconds: RATE_WINDOW_SECONDS };

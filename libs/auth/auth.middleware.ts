@@ -24,7 +24,7 @@ export function authMiddleware(deps: {
     try {
       req.principal = await authenticate(
         deps.db,
-        req.get('authorization'),
+        req.headers.authorization,
         deps.masterKey,
         deps.now(),
         deps.tokenCache,

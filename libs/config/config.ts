@@ -59,6 +59,11 @@ export interface Config {
   readonly corsOrigins: readonly string[];
   /** Every Postgres time limit, so a hung or lost server costs a bounded wait. */
   readonly postgresTimeouts: PostgresTimeouts;
+  /**
+   * Statements with parameters run as named prepared statements on a Postgres server. Off for a
+   * pooler in transaction mode that does not carry them between connections. @defaultValue true
+   */
+  readonly postgresPrepare: boolean;
   /** The largest answer kept for an Idempotency-Key replay, as JSON bytes. @defaultValue 262144 */
   readonly idempotencyMaxResponseBytes: number;
   /** Limits on client connections, so slow or numerous clients cannot hold the server. */
@@ -126,6 +131,13 @@ export function loadConfig(env: Env = process.env): Config {
       return fallback;
     }
     return Number(raw);
+  };
+  const toggle = (name: string, fallback: boolean): boolean => {
+    const raw = read(name);
+    if (raw === undefined) return fallback;
+    if (raw === 'on' || raw === 'off') return raw === 'on';
+    problems.push(`${name} must be on or off (got "${raw}")`);
+    return fallback;
   };
   const url = (name: string, protocols: string[]): string | undefined => {
     const raw = read(name);
@@ -243,6 +255,7 @@ export function loadConfig(env: Env = process.env): Config {
       idleInTransactionMs: integer('CAIRN_PG_IDLE_IN_TRANSACTION_TIMEOUT_MS', 10_000, 100, 600_000),
       acquireMs: integer('CAIRN_PG_ACQUIRE_TIMEOUT_MS', 5_000, 100, 600_000),
     }),
+    postgresPrepare: toggle('CAIRN_PG_PREPARE', true),
     idempotencyMaxResponseBytes: integer(
       'CAIRN_IDEMPOTENCY_MAX_RESPONSE_BYTES',
       262_144,

@@ -38,8 +38,15 @@ function readableCharset(charset: string): boolean {
  */
 export function jsonBody(slabs: SlabSource) {
   return (req: Request, res: Response, next: NextFunction): void => {
+    const { headers } = req;
+    if (headers['content-length'] === undefined && headers['transfer-encoding'] === undefined) {
+      // No body at all: what body-parser would conclude, without its checks on every read.
+      req.body = undefined;
+      next();
+      return;
+    }
     const hasBody =
-      Number(req.get('content-length') ?? 0) > 0 || req.get('transfer-encoding') !== undefined;
+      Number(headers['content-length'] ?? 0) > 0 || headers['transfer-encoding'] !== undefined;
     if (!hasBody) {
       readBytes(req, res, next);
       return;

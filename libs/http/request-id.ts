@@ -13,8 +13,9 @@ declare global {
 
 /** Echoes a caller's UUID v4 `X-Request-ID`; anything else is replaced, never reflected. */
 export function requestId(req: Request, res: Response, next: NextFunction): void {
-  const sent = req.get('x-request-id');
-  req.requestId = sent && UUID_V4.test(sent) ? sent.toLowerCase() : randomUUID();
+  const sent = req.headers['x-request-id'];
+  req.requestId =
+    typeof sent === 'string' && UUID_V4.test(sent) ? sent.toLowerCase() : randomUUID();
   res.setHeader('X-Request-ID', req.requestId);
   next();
 }

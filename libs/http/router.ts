@@ -1,5 +1,6 @@
 import type express from 'express';
 import type { NextFunction, Request, Response } from 'express';
+import type { BodyOutcome } from './body-check.ts';
 import type { BodyChecks } from './body-checks.ts';
 import { NOT_JSON } from './client-errors.ts';
 import { notModified } from './conditional-get.ts';
@@ -45,22 +46,29 @@ export function mountRoutes(
       next();
     };
     app[route.method](route.path, authorizeFirst, readBody, async (req: Request, res: Response) => {
-      const read = await bodyChecks
-        .check(route, { bytes: req.body as Uint8Array | undefined, charset: bodyCharset(req) })
-        .finally(() => releaseBody(req));
+      const bytes = req.body as Uint8Array | undefined;
+      // Most reads carry no body and their route takes none: nothing to parse or check.
+      const read: BodyOutcome =
+        bytes === undefined && !route.body
+          ? NO_BODY
+          : await bodyChecks
+              .check(route, { bytes, charset: bodyCharset(req) })
+              .finally(() => releaseBody(req));
       if (read.kind === 'malformed') throw new AppError('bad_request', NOT_JSON);
       const key = idempotencyKeyOf(req, route);
+      // Express parses the query string again on every read of req.query.
+      const rawQuery = req.query;
       let params: unknown = req.params;
       let query: unknown = {};
       let body: unknown;
       const checked: Record<string, unknown> = {};
-      const checks = Object.entries(route.checks?.({ params: req.params, query: req.query }) ?? {});
+      const checks = Object.entries(route.checks?.({ params: req.params, query: rawQuery }) ?? {});
       const issues = gatherIssues([
         () => {
           if (route.params) params = validate(route.params, { ...req.params }, 'path');
         },
         () => {
-          if (route.query) query = validate(route.query, { ...req.query }, 'query');
+          if (route.query) query = validate(route.query, { ...rawQuery }, 'query');
         },
         () => {
           if (route.body && read.kind === 'invalid') throw new ValidationError(read.issues);
@@ -83,27 +91,37 @@ export function mountRoutes(
         signal: controller.signal,
         headers: req.headers,
       };
-      const { result, replayed } = await idempotency.execute(
-        { route, principal, key, params, query, body, requestId: req.requestId },
-        async (record) => {
-          if (!route.write) {
-            const sent = finalize(
-              route,
-              await route.handle({ params, query, body, checked, ctx, uow: NO_UNIT }),
+      // A read without an Idempotency-Key has nothing to record or replay.
+      const { result, replayed } =
+        key === undefined && !route.write
+          ? {
+              result: finalize(
+                route,
+                await route.handle({ params, query, body, checked, ctx, uow: NO_UNIT }),
+              ),
+              replayed: false,
+            }
+          : await idempotency.execute(
+              { route, principal, key, params, query, body, requestId: req.requestId },
+              async (record) => {
+                if (!route.write) {
+                  const sent = finalize(
+                    route,
+                    await route.handle({ params, query, body, checked, ctx, uow: NO_UNIT }),
+                  );
+                  await record?.(undefined, sent);
+                  return sent;
+                }
+                return transact(async (uow) => {
+                  const sent = finalize(
+                    route,
+                    await route.handle({ params, query, body, checked, ctx, uow }),
+                  );
+                  await record?.(uow.trx, sent);
+                  return sent;
+                });
+              },
             );
-            await record?.(undefined, sent);
-            return sent;
-          }
-          return transact(async (uow) => {
-            const sent = finalize(
-              route,
-              await route.handle({ params, query, body, checked, ctx, uow }),
-            );
-            await record?.(uow.trx, sent);
-            return sent;
-          });
-        },
-      );
       for (const [name, value] of Object.entries(result.headers)) res.setHeader(name, value);
       if (replayed) res.setHeader('Idempotent-Replayed', 'true');
       if (
@@ -117,6 +135,8 @@ export function mountRoutes(
     });
   }
 }
+
+const NO_BODY: BodyOutcome = { kind: 'valid', value: undefined };
 
 /**
  * Writes a JSON answer directly: Express's `res.json` would also copy the text into a Buffer,

@@ -49,7 +49,7 @@ export function observeRequests(options: {
         'request',
       );
     };
-    res.once('finish', record);
+    // 'close' follows 'finish' on every answered request, and comes alone when the client left.
     res.once('close', record);
     next();
   };

@@ -27,10 +27,11 @@ export function rateLimitMiddleware(
   onReject: () => void = () => {},
 ) {
   const charge = async (req: Request, res: Response): Promise<RateDecision> => {
-    const ip = req.ip ?? req.socket.remoteAddress ?? 'unknown';
+    // Express works the address out anew on each read of req.ip; a token's budget needs none.
+    const address = () => req.ip ?? req.socket.remoteAddress ?? 'unknown';
     const decision = uncharged(req.path)
-      ? await limiter.peek(req.principal, ip)
-      : await limiter.consume(req.principal, ip);
+      ? await limiter.peek(req.principal, address)
+      : await limiter.consume(req.principal, address);
     res.setHeader('X-RateLimit-Limit', String(decision.limit));
     res.setHeader('X-RateLimit-Remaining', String(decision.remaining));
     res.setHeader('X-RateLimit-Reset', String(decision.resetAt));

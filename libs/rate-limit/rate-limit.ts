@@ -32,9 +32,9 @@ export interface RateDecision {
 export interface RateLimiter {
   readonly kind: 'redis' | 'memory';
   /** Charges one request to the caller's budget. */
-  consume(principal: Principal | undefined, ip: string): Promise<RateDecision>;
+  consume(principal: Principal | undefined, address: () => string): Promise<RateDecision>;
   /** Reports the caller's budget without charging it (health probes, metrics scrapes). */
-  peek(principal: Principal | undefined, ip: string): Promise<RateDecision>;
+  peek(principal: Principal | undefined, address: () => string): Promise<RateDecision>;
   /** Drops the in-memory fallback counts; the store is closed by whoever opened it. */
   close(): Promise<void>;
 }
@@ -52,14 +52,15 @@ export interface RateLimiterOptions {
 /** Who pays for a request: a token pays for itself, everyone else by client address. */
 export function rateSubject(
   principal: Principal | undefined,
-  ip: string,
+  /** The caller's address, asked for only when the caller has no token. */
+  address: () => string,
 ): { rateClass: RateClass; key: string } {
   if (principal?.kind === 'token') {
     const rateClass = principal.tokenKind === 'service_account' ? 'service_account' : 'user';
     return { rateClass, key: `token:${principal.id}` };
   }
   if (principal?.kind === 'master') return { rateClass: 'user', key: 'master' };
-  return { rateClass: 'anonymous', key: `ip:${ip}` };
+  return { rateClass: 'anonymous', key: `ip:${address()}` };
 }
 
 /**
@@ -78,10 +79,10 @@ export function createRateLimiter(options: RateLimiterOptions): RateLimiter {
 
   const decide = async (
     principal: Principal | undefined,
-    ip: string,
+    address: () => string,
     charge: boolean,
   ): Promise<RateDecision> => {
-    const { rateClass, key } = rateSubject(principal, ip);
+    const { rateClass, key } = rateSubject(principal, address);
     const limit = limits[rateClass];
     const id = `${rateClass}:${key}`;
     let count: RateCount;
@@ -101,8 +102,8 @@ export function createRateLimiter(options: RateLimiterOptions): RateLimiter {
 
   return {
     kind: store.kind,
-    consume: (principal, ip) => decide(principal, ip, true),
-    peek: (principal, ip) => decide(principal, ip, false),
+    consume: (principal, address) => decide(principal, address, true),
+    peek: (principal, address) => decide(principal, address, false),
     async close() {
       await local?.close();
     },

@@ -29,7 +29,7 @@ type EngineConfig = Pick<
   | 'dataDir'
   | 'dataPaths'
 > &
-  Partial<Pick<Config, 'postgresTimeouts' | 'redisLimits'>>;
+  Partial<Pick<Config, 'postgresTimeouts' | 'redisLimits' | 'postgresPrepare'>>;
 
 /** Opens Postgres, ClickHouse and the queue (servers where configured, embedded otherwise), migrated. */
 export async function openEngines(
@@ -41,6 +41,7 @@ export async function openEngines(
     url: config.databaseUrl,
     dataDir: config.dataPaths.postgres,
     timeouts: config.postgresTimeouts,
+    prepare: config.postgresPrepare,
   });
   let clickhouse: ClickHouse | undefined;
   try {

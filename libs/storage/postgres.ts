@@ -34,6 +34,8 @@ export interface PostgresOptions {
   poolSize?: number;
   /** Time limits for a server (config.postgresTimeouts); PGlite runs in process and has none. */
   timeouts?: PostgresTimeouts | undefined;
+  /** Server statements with parameters run as named prepared statements (config.postgresPrepare). */
+  prepare?: boolean | undefined;
 }
 
 /** What a server connection waits for at most, unless configured otherwise. */
@@ -71,6 +73,7 @@ export async function openPostgres(options: PostgresOptions): Promise<Postgres> 
           options.url as string,
           options.poolSize ?? 10,
           options.timeouts ?? DEFAULT_POSTGRES_TIMEOUTS,
+          options.prepare ?? true,
         ),
       });
   const db = new Kysely<Database>({ dialect });
@@ -97,13 +100,18 @@ export async function openPostgres(options: PostgresOptions): Promise<Postgres> 
   };
 }
 
-function createPool(url: string, max: number, timeouts: PostgresTimeouts): pg.Pool {
+function createPool(
+  url: string,
+  max: number,
+  timeouts: PostgresTimeouts,
+  prepare: boolean,
+): pg.Pool {
   const pool = new pg.Pool({
     connectionString: url,
     max,
     // pg-pool waits this long for a free connection; each Client below has its own connect limit.
     connectionTimeoutMillis: waitLimit(timeouts.acquireMs, timeouts),
-    Client: boundedClient(timeouts),
+    Client: boundedClient(timeouts, prepare),
     types: {
       getTypeParser: ((oid: number, format?: string) =>
         pgParsers[oid] ??
@@ -129,7 +137,7 @@ function createPool(url: string, max: number, timeouts: PostgresTimeouts): pg.Po
  * connection: a later statement must never reach a server that may still hold the earlier one,
  * and a transaction whose COMMIT was never sent is rolled back by the server when it notices.
  */
-function boundedClient(timeouts: PostgresTimeouts): typeof pg.Client {
+function boundedClient(timeouts: PostgresTimeouts, prepare: boolean): typeof pg.Client {
   return class BoundedClient extends pg.Client {
     private timedOut: Error | undefined;
 
@@ -146,8 +154,9 @@ function boundedClient(timeouts: PostgresTimeouts): typeof pg.Client {
     // biome-ignore lint/suspicious/noExplicitAny: pg's query has a dozen overloads; this wraps them all.
     override query(...args: any[]): any {
       if (this.timedOut) return Promise.reject(this.timedOut);
+      const named = prepare ? preparedForm(args) : undefined;
       // biome-ignore lint/suspicious/noExplicitAny: see above.
-      const result = (super.query as (...a: any[]) => any)(...args);
+      const result = (super.query as (...a: any[]) => any)(...(named ? [named] : args));
       if (result && typeof result.catch === 'function') {
         result.catch((error: Error) => {
           if (error?.message !== 'Query read timeout') return;
@@ -161,6 +170,39 @@ function boundedClient(timeouts: PostgresTimeouts): typeof pg.Client {
     }
   } as unknown as typeof pg.Client;
 }
+
+/**
+ * Kysely sends `query(text, values)`. A statement with parameters goes as a named prepared
+ * statement instead, so the server parses it once per connection and can keep its plan: the same
+ * few statement shapes run thousands of times a second, and parsing and planning them each time
+ * was most of the server's CPU for a page of dependents. Names are handed out for a bounded
+ * number of texts (statements built with a varying number of values are many), so no connection
+ * keeps more than that many; any text beyond runs unnamed as before, and so does a select list
+ * with a star (see STAR).
+ */
+function preparedForm(args: unknown[]): pg.QueryConfig | undefined {
+  const [text, values] = args;
+  if (args.length !== 2 || typeof text !== 'string' || !Array.isArray(values)) return undefined;
+  if (values.length === 0 || text.length > MAX_PREPARED_TEXT || STAR.test(text)) return undefined;
+  let name = statementNames.get(text);
+  if (name === undefined) {
+    if (statementNames.size >= MAX_PREPARED_STATEMENTS) return undefined;
+    name = `cairn_${statementNames.size + 1}`;
+    statementNames.set(text, name);
+  }
+  return { name, text, values };
+}
+
+/**
+ * `*` or `t.*` in a select list: a prepared statement keeps the columns it expanded to, and
+ * after a migration adds a column Postgres refuses to run it ("cached plan must not change
+ * result type") until the connection ends. Such statements run unnamed; `count(*)` is no star.
+ */
+const STAR = /(?:\.|\bselect\s+|,\s*)\*/i;
+const MAX_PREPARED_STATEMENTS = 256;
+const MAX_PREPARED_TEXT = 16_384;
+/** One name per statement text, for the whole process: pg refuses a name reused for other text. */
+const statementNames = new Map<string, string>();
 
 async function openPGlite(dataDir: string | undefined): Promise<PGlite> {
   if (dataDir) await fs.mkdir(path.dirname(dataDir), { recursive: true });

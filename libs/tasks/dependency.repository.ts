@@ -84,6 +84,15 @@ export interface EdgePage {
   rows: EdgePageRow[];
 }
 
+export interface EdgePageRequest {
+  afterId: number;
+  limit: number;
+  columns: readonly TaskColumn[];
+  statuses?: readonly TaskStatus[] | undefined;
+  /** Businesses the caller may read (null: all). A task outside them is never paged. */
+  businesses: readonly string[] | null;
+}
+
 /**
  * One keyset page of a task's dependents (edges whose dependency is the task) or dependencies
  * (edges whose dependent is the task), in the order edges were added, together with the task's
@@ -95,22 +104,29 @@ export async function edgePage(
   db: Db,
   listing: EdgeListing,
   gid: string,
-  page: {
-    afterId: number;
-    limit: number;
-    columns: readonly TaskColumn[];
-    statuses?: readonly TaskStatus[] | undefined;
-    /** Businesses the caller may read (null: all). A task outside them is never paged. */
-    businesses: readonly string[] | null;
-  },
+  page: EdgePageRequest,
 ): Promise<EdgePage> {
+  const { rows } = await edgePageStatement(listing, gid, page).execute(db);
+  const business = rows[0]?.root_business;
+  // A task without edges still comes back as one row of nulls (the left join). The rows keep
+  // root_business: copying a hundred rows to drop it cost more than the views that read them.
+  return { business, rows: rows[0]?.gid === null ? [] : rows };
+}
+
+/**
+ * The statement behind `edgePage`. Its select list names every column (no `p.*`), so it runs
+ * as a prepared statement (see libs/storage/postgres.ts).
+ */
+export function edgePageStatement(listing: EdgeListing, gid: string, page: EdgePageRequest) {
   const [anchor, other] =
     listing === 'dependents' ? ['dependency_gid', 'task_gid'] : ['task_gid', 'dependency_gid'];
-  const columns = taskColumns(page.columns);
-  const { rows } = await sql<EdgePageRow & { root_business: string }>`
-    select root.business as root_business, p.* from tasks root
+  const names = ['gid', 'name', ...page.columns];
+  const inner = sql.join(names.map((column) => sql`t.${sql.ref(column)}`));
+  const outer = sql.join(names.map((column) => sql`p.${sql.ref(column)}`));
+  return sql<EdgePageRow & { root_business: string }>`
+    select root.business as root_business, ${outer}, p.edge_id from tasks root
     left join lateral (
-      select ${columns}, e.id as edge_id from task_dependencies e
+      select ${inner}, e.id as edge_id from task_dependencies e
       join tasks t on t.gid = e.${sql.ref(other)}
       where e.${sql.ref(anchor)} = root.gid and e.id > ${page.afterId}
         ${statusCondition(page.statuses)}
@@ -118,14 +134,7 @@ export async function edgePage(
     ) p on true
     where root.gid = ${gid}${
       page.businesses === null ? sql`` : sql` and root.business = any(${[...page.businesses]})`
-    }`.execute(db);
-  const business = rows[0]?.root_business;
-  return {
-    business,
-    rows: rows
-      .filter((row) => row.gid !== null)
-      .map(({ root_business: _, ...row }) => row as EdgePageRow),
-  };
+    }`;
 }
 
 export type WalkPageRow = Pick<TaskRow, 'gid' | 'name'> & Partial<TaskRow> & { depth: number };

@@ -87,10 +87,11 @@ function edgeListRoute(deps: DependencyDeps, listing: EdgeListing): Route {
             );
       return {
         body: {
-          data: page.rows.map((row) => ({
-            ...toCompactTaskView(row, columns),
-            ...('depth' in row ? { depth: row.depth } : {}),
-          })),
+          data: page.rows.map((row) => {
+            const view: Record<string, unknown> = toCompactTaskView(row, columns);
+            if ('depth' in row) view.depth = row.depth;
+            return view;
+          }),
           meta: responseMeta(ctx.requestId),
           pagination: { limit: query.limit, has_more: page.hasMore, next_offset: page.nextOffset },
         },

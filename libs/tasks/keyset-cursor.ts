@@ -1,4 +1,10 @@
-import { createCipheriv, createDecipheriv, randomBytes } from 'node:crypto';
+import {
+  createCipheriv,
+  createDecipheriv,
+  createSecretKey,
+  type KeyObject,
+  randomFillSync,
+} from 'node:crypto';
 import { ValidationError } from '../http/errors.ts';
 
 /** Which listing a cursor belongs to: a dependents cursor means nothing to a dependencies list. */
@@ -30,8 +36,8 @@ const TAG_BYTES = 16;
  * paging somewhere else.
  */
 export function encodeCursor(key: Buffer, position: CursorPosition): string {
-  const iv = randomBytes(IV_BYTES);
-  const cipher = createCipheriv('aes-256-gcm', key, iv);
+  const iv = nextIv();
+  const cipher = createCipheriv('aes-256-gcm', keyObject(key), iv);
   cipher.setAAD(associatedData(position));
   const plain = Buffer.from(JSON.stringify(position.afterId));
   const sealed = Buffer.concat([iv, cipher.update(plain), cipher.final(), cipher.getAuthTag()]);
@@ -56,7 +62,7 @@ export function decodeCursor(
   }
   let afterId: unknown;
   try {
-    const decipher = createDecipheriv('aes-256-gcm', key, sealed.subarray(0, IV_BYTES));
+    const decipher = createDecipheriv('aes-256-gcm', keyObject(key), sealed.subarray(0, IV_BYTES));
     decipher.setAAD(associatedData(expected));
     decipher.setAuthTag(sealed.subarray(sealed.length - TAG_BYTES));
     const plain = Buffer.concat([
@@ -75,6 +81,32 @@ export function decodeCursor(
     : Number.isSafeInteger(afterId) && (afterId as number) >= 0;
   if (!valid) throw invalid('bad position');
   return afterId as number | string;
+}
+
+/** A raw key is imported anew by every cipher made from it; a page makes one or two. */
+const keyObjects = new WeakMap<Buffer, KeyObject>();
+function keyObject(key: Buffer): KeyObject {
+  let imported = keyObjects.get(key);
+  if (!imported) {
+    imported = createSecretKey(key);
+    keyObjects.set(key, imported);
+  }
+  return imported;
+}
+
+/**
+ * Random IVs, drawn from the system's generator a few hundred at a time rather than one call
+ * per page. Each is handed out once: the pool is refilled before any byte of it is reused.
+ */
+const ivPool = Buffer.alloc(IV_BYTES * 256);
+let ivAt = ivPool.length;
+function nextIv(): Buffer {
+  if (ivAt + IV_BYTES > ivPool.length) {
+    randomFillSync(ivPool);
+    ivAt = 0;
+  }
+  ivAt += IV_BYTES;
+  return Buffer.from(ivPool.subarray(ivAt - IV_BYTES, ivAt));
 }
 
 function associatedData(position: { listing: CursorWalk; taskGid: string }): Buffer {

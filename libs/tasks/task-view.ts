@@ -43,9 +43,10 @@ export function toCompactTaskView(
     resource_type: 'task',
     name: row.name,
   };
+  const fields = view as Record<string, unknown>;
   for (const field of optFields) {
     const value = row[field];
-    Object.assign(view, { [field]: value instanceof Date ? value.toISOString() : (value ?? null) });
+    fields[field] = value instanceof Date ? value.toISOString() : (value ?? null);
   }
   return view;
 }
