@@ -120,7 +120,12 @@ export async function run(args: string[]): Promise<void> {
     if (runs('walk')) await walkFigures(target, db.db, key, option(args, 'nodes', 100_000));
   } finally {
     await pool?.end();
-    child?.kill('SIGTERM');
+    // The server's data directory is removed below: wait until it has closed its engines.
+    if (child && child.exitCode === null) {
+      const exited = new Promise((resolve) => child?.once('exit', resolve));
+      child.kill('SIGTERM');
+      await exited;
+    }
     await db.close();
     await database.drop();
     await fs.rm(dataDir, { recursive: true, force: true });

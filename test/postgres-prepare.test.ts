@@ -44,7 +44,7 @@ describe('prepared statements on a Postgres server', () => {
     expect(await held(unprepared)).toEqual([]);
   });
 
-  it('keeps a star select unnamed, so it survives a migration that adds a column', async () => {
+  it('keeps a star select or returning list unnamed, so it survives a migration that adds a column', async () => {
     const row = () => sql`select p.* from probe p where p.id = ${1}`.execute(prepared.db);
     const listed = () =>
       sql`select p.id, p.label from probe p where p.id = ${1}`.execute(prepared.db);
@@ -53,8 +53,23 @@ describe('prepared statements on a Postgres server', () => {
     await sql`alter table probe add column extra int`.execute(prepared.db);
     expect((await row()).rows).toEqual([{ id: 1, label: 'one', extra: null }]);
     expect((await listed()).rows).toEqual([{ id: 1, label: 'one' }]);
+    expect(
+      (
+        await sql`update probe set label = ${'uno'} where id = ${1} returning *`.execute(
+          prepared.db,
+        )
+      ).rows,
+    ).toEqual([{ id: 1, label: 'uno', extra: null }]);
+    await sql`alter table probe add column more int`.execute(prepared.db);
+    expect(
+      (
+        await sql`update probe set label = ${'one'} where id = ${1} returning *`.execute(
+          prepared.db,
+        )
+      ).rows,
+    ).toEqual([{ id: 1, label: 'one', extra: null, more: null }]);
     const names = (await held(prepared)).map((s) => s.statement);
-    expect(names.some((text) => text.includes('p.*'))).toBe(false);
+    expect(names.some((text) => text.includes('p.*') || text.includes('returning *'))).toBe(false);
     expect(names.some((text) => text.includes('p.id, p.label'))).toBe(true);
   });
 

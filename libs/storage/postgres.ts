@@ -194,11 +194,12 @@ function preparedForm(args: unknown[]): pg.QueryConfig | undefined {
 }
 
 /**
- * `*` or `t.*` in a select list: a prepared statement keeps the columns it expanded to, and
- * after a migration adds a column Postgres refuses to run it ("cached plan must not change
- * result type") until the connection ends. Such statements run unnamed; `count(*)` is no star.
+ * `*` or `t.*` in a select or returning list: a prepared statement keeps the columns it
+ * expanded to, and after a migration adds a column Postgres refuses to run it ("cached plan
+ * must not change result type") until the connection ends. Such statements run unnamed;
+ * `count(*)` is no star.
  */
-const STAR = /(?:\.|\bselect\s+|,\s*)\*/i;
+const STAR = /(?:\.|\b(?:select|returning)\s+|,\s*)\*/i;
 const MAX_PREPARED_STATEMENTS = 256;
 const MAX_PREPARED_TEXT = 16_384;
 /** One name per statement text, for the whole process: pg refuses a name reused for other text. */
