@@ -1,5 +1,6 @@
 // One benchmark figure: a path through the service over HTTP (autocannon), then the statements
 // the service sends, straight to Postgres on raw connections, with where the CPU went in each.
+import { createHash } from 'node:crypto';
 import autocannon from 'autocannon';
 import type { Target } from './bench-target.ts';
 import { formatSplit, startCpuSplit } from './cpu-split.ts';
@@ -31,15 +32,17 @@ export async function sideBySide(
     for (const statement of statements)
       await client.query(statement.sql, [...statement.parameters]);
   });
-  // The same statements as named prepared statements, as the service sends them: the ratio
-  // against this client says how much of the figure the service owes to preparing.
+  // The same statements, every one named and prepared (the service leaves those with a star
+  // unnamed): the ratio against this client says how much of the figure is owed to preparing.
+  // Named by their text, as pg wants one text per name on a connection.
+  const named = statements.map((statement) => ({
+    name: `bench_${createHash('sha1').update(statement.sql).digest('hex')}`,
+    text: statement.sql,
+    parameters: statement.parameters,
+  }));
   const prepared = await rawRate(target.pool, connections, target.seconds, async (client) => {
-    for (const [index, statement] of statements.entries()) {
-      await client.query({
-        name: `bench_${label}_${index}`.replace(/\W/g, '_'),
-        text: statement.sql,
-        values: [...statement.parameters],
-      });
+    for (const { name, text, parameters } of named) {
+      await client.query({ name, text, values: [...parameters] });
     }
   });
   const rate = http.requests.average;

@@ -91,24 +91,17 @@ export function mountRoutes(
         signal: controller.signal,
         headers: req.headers,
       };
+      const answerRead = async () =>
+        finalize(route, await route.handle({ params, query, body, checked, ctx, uow: NO_UNIT }));
       // A read without an Idempotency-Key has nothing to record or replay.
       const { result, replayed } =
         key === undefined && !route.write
-          ? {
-              result: finalize(
-                route,
-                await route.handle({ params, query, body, checked, ctx, uow: NO_UNIT }),
-              ),
-              replayed: false,
-            }
+          ? { result: await answerRead(), replayed: false }
           : await idempotency.execute(
               { route, principal, key, params, query, body, requestId: req.requestId },
               async (record) => {
                 if (!route.write) {
-                  const sent = finalize(
-                    route,
-                    await route.handle({ params, query, body, checked, ctx, uow: NO_UNIT }),
-                  );
+                  const sent = await answerRead();
                   await record?.(undefined, sent);
                   return sent;
                 }

@@ -183,9 +183,11 @@ function boundedClient(timeouts: PostgresTimeouts, prepare: boolean): typeof pg.
 function preparedForm(args: unknown[]): pg.QueryConfig | undefined {
   const [text, values] = args;
   if (args.length !== 2 || typeof text !== 'string' || !Array.isArray(values)) return undefined;
-  if (values.length === 0 || text.length > MAX_PREPARED_TEXT || STAR.test(text)) return undefined;
+  if (values.length === 0) return undefined;
   let name = statementNames.get(text);
   if (name === undefined) {
+    // Checked once per text: a named text has passed them already.
+    if (text.length > MAX_PREPARED_TEXT || STAR.test(text)) return undefined;
     if (statementNames.size >= MAX_PREPARED_STATEMENTS) return undefined;
     name = `cairn_${statementNames.size + 1}`;
     statementNames.set(text, name);

@@ -71,9 +71,11 @@ export async function deleteEdgesOf(db: Db, gid: string): Promise<Edge[]> {
 /** Task columns a listing may ask for beyond gid and name (the opt_fields whitelist). */
 export type TaskColumn = Exclude<keyof TaskRow, 'gid' | 'name'>;
 
-/** `t.gid, t.name` and the columns asked for, from the closed list, never from request text. */
-function taskColumns(columns: readonly TaskColumn[]) {
-  return sql.join(['gid', 'name', ...columns].map((column) => sql`t.${sql.ref(column)}`));
+/** `t.gid, t.name` (or `p.…`) and the columns asked for, from the closed list, never from request text. */
+function taskColumns(columns: readonly TaskColumn[], table: 't' | 'p' = 't') {
+  return sql.join(
+    ['gid', 'name', ...columns].map((column) => sql`${sql.raw(table)}.${sql.ref(column)}`),
+  );
 }
 
 export type EdgePageRow = Pick<TaskRow, 'gid' | 'name'> & Partial<TaskRow> & { edge_id: number };
@@ -120,13 +122,11 @@ export async function edgePage(
 export function edgePageStatement(listing: EdgeListing, gid: string, page: EdgePageRequest) {
   const [anchor, other] =
     listing === 'dependents' ? ['dependency_gid', 'task_gid'] : ['task_gid', 'dependency_gid'];
-  const names = ['gid', 'name', ...page.columns];
-  const inner = sql.join(names.map((column) => sql`t.${sql.ref(column)}`));
-  const outer = sql.join(names.map((column) => sql`p.${sql.ref(column)}`));
   return sql<EdgePageRow & { root_business: string }>`
-    select root.business as root_business, ${outer}, p.edge_id from tasks root
+    select root.business as root_business, ${taskColumns(page.columns, 'p')}, p.edge_id
+    from tasks root
     left join lateral (
-      select ${inner}, e.id as edge_id from task_dependencies e
+      select ${taskColumns(page.columns)}, e.id as edge_id from task_dependencies e
       join tasks t on t.gid = e.${sql.ref(other)}
       where e.${sql.ref(anchor)} = root.gid and e.id > ${page.afterId}
         ${statusCondition(page.statuses)}
