@@ -29,6 +29,7 @@ import { edgePageStatement } from '../libs/tasks/dependency.repository.ts';
 import { encodeCursor } from '../libs/tasks/keyset-cursor.ts';
 import type { Target } from './bench-target.ts';
 import { formatSplit, startCpuSplit } from './cpu-split.ts';
+import { lingerFromEnvironment } from './projector-linger.ts';
 import { rawRate } from './raw-rate.ts';
 import { searchFigures, walkFigures } from './search-walk.ts';
 import { sideBySide } from './side-by-side.ts';
@@ -255,6 +256,7 @@ async function serve(databaseUrl: string, dataDir: string): Promise<void> {
     PORT: '0',
     LOG_LEVEL: 'silent',
     CAIRN_CURSOR_SECRET: CURSOR_SECRET,
+    ...lingerFromEnvironment(),
   });
   const cairn = await startCairn({
     config,

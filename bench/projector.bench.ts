@@ -23,6 +23,7 @@ import { migratePostgres } from '../libs/storage/postgres-migrations.ts';
 import { createScratchDatabase } from '../libs/storage/scratch-database.ts';
 import { createTask } from '../libs/tasks/task.service.ts';
 import { inTaskUnit } from '../libs/tasks/task-unit.ts';
+import { lingerFromEnvironment } from './projector-linger.ts';
 
 const POSTGRES = process.env.TEST_POSTGRES_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
 const REDIS = process.env.TEST_REDIS_URL ?? 'redis://127.0.0.1:6379';
@@ -86,6 +87,7 @@ async function freshness(seconds: number, rate: number): Promise<void> {
     DATABASE_URL: database.url,
     REDIS_URL: REDIS,
     CAIRN_REDIS_PREFIX: `cairn_bench_${randomBytes(4).toString('hex')}`,
+    ...lingerFromEnvironment(),
   });
   const cairn = await startCairn({ config, rateLimits: { service_account: 1e9, user: 1e9 } });
   try {
@@ -144,6 +146,7 @@ async function freshness(seconds: number, rate: number): Promise<void> {
     })();
 
     const latencies: number[] = [];
+    const cpuBefore = process.cpuUsage();
     const began = performance.now();
     for (let probe = 1; performance.now() - began < seconds * 1000; probe++) {
       const res = await post('/api/v1/tasks', { business: 'probe', name: `p${probe}` });
@@ -163,13 +166,16 @@ async function freshness(seconds: number, rate: number): Promise<void> {
       await sleep(50);
     }
     const elapsed = (performance.now() - began) / 1000;
+    const cpu = process.cpuUsage(cpuBefore);
     running = false;
     await load;
     latencies.sort((a, b) => a - b);
     process.stdout.write(
       `freshness: ${latencies.length} probes at ${Math.round(writes / elapsed)} writes/s achieved ` +
         `(target ${rate}, ${writeErrors} errors, ${skipped} skipped): p50 ${percentile(latencies, 50).toFixed(0)} ms, ` +
-        `p99 ${percentile(latencies, 99).toFixed(0)} ms, max ${latencies.at(-1)?.toFixed(0)} ms\n`,
+        `p99 ${percentile(latencies, 99).toFixed(0)} ms, max ${latencies.at(-1)?.toFixed(0)} ms; ` +
+        `this process (writes, projector, chDB) ${(((cpu.user + cpu.system) / 1e6 / elapsed) * 100).toFixed(0)} % CPU, ` +
+        `projector linger ${config.projectorLingerMs} ms\n`,
     );
   } finally {
     await cairn.close();

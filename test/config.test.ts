@@ -16,6 +16,7 @@ describe('loadConfig', () => {
       queryMaxRows: 10_000,
       queryTimeoutMs: 10_000,
       staleAfterMs: 5_000,
+      projectorLingerMs: 500,
     });
     expect(Object.isFrozen(config)).toBe(true);
   });

@@ -1,5 +1,6 @@
 import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { InsertPacing } from '../libs/projection/insert-pacing.ts';
 import { drainOutbox, projectBatch } from '../libs/projection/projector.ts';
 import { type ClickHouse, migrateClickHouse, openClickHouse } from '../libs/storage/clickhouse.ts';
 import { openPostgres, type Postgres } from '../libs/storage/postgres.ts';
@@ -85,6 +86,57 @@ describe.each(engines)('projector on $name', ({ server }) => {
     expect(await counts(ch, b)).toEqual({ n: 12, u: 12 });
     // The retried inserts reached the rollups' views too: they must hold each fact once.
     await expectRollupsMatchFacts(ch.client);
+  });
+
+  it('never holds a full batch, and stops waiting when told to stop', async () => {
+    const b = business('backlog');
+    for (let i = 0; i < 16; i++) await appendFacts(pg.db, [fact(b, `t${i}`)]);
+    const stop = new AbortController();
+    const sizes: number[] = [];
+    // A minute's linger: were any batch of the backlog held, or the wait after the small one
+    // not cut short by the stop, this test would time out.
+    const drained = await drainOutbox(
+      deps({
+        pacing: new InsertPacing(60_000),
+        signal: stop.signal,
+        onBatch: ({ facts }: { facts: number }) => {
+          sizes.push(facts);
+          if (facts < 7) stop.abort();
+        },
+      }),
+    );
+    expect(sizes).toEqual([7, 7, 2]);
+    expect(drained).toBe(16);
+    expect(await counts(ch, b)).toEqual({ n: 16, u: 16 });
+  });
+
+  it('gathers the facts that arrive after a small batch into one insert a linger later', async () => {
+    const b = business('linger');
+    await appendFacts(pg.db, [fact(b, 'first')]);
+    const stop = new AbortController();
+    const batches: { facts: number; started: number }[] = [];
+    let firstDone!: () => void;
+    const first = new Promise<void>((resolve) => {
+      firstDone = resolve;
+    });
+    const drain = drainOutbox(
+      deps({
+        pacing: new InsertPacing(2_000),
+        signal: stop.signal,
+        onBatch: ({ facts, seconds }: { facts: number; seconds: number }) => {
+          batches.push({ facts, started: performance.now() - seconds * 1000 });
+          if (batches.length === 1) firstDone();
+          else stop.abort();
+        },
+      }),
+    );
+    await first;
+    // Written while the projector lingers; without pacing they would go at once, on their own.
+    await appendFacts(pg.db, [fact(b, 'second'), fact(b, 'third'), fact(b, 'fourth')]);
+    expect(await drain).toBe(4);
+    expect(batches.map(({ facts }) => facts)).toEqual([1, 3]);
+    expect(batches[1]!.started - batches[0]!.started).toBeGreaterThanOrEqual(1_900);
+    expect(await counts(ch, b)).toEqual({ n: 4, u: 4 });
   });
 });
 

@@ -21,6 +21,7 @@ import { circuitBreakerMetrics } from '../../libs/observability/breaker-metrics.
 import { createLogger, type Logger } from '../../libs/observability/logger.ts';
 import { createMetrics } from '../../libs/observability/metrics.ts';
 import { openFreshness } from '../../libs/projection/freshness-memo.ts';
+import { InsertPacing } from '../../libs/projection/insert-pacing.ts';
 import {
   batchObserver,
   registerProjectionGauges,
@@ -101,6 +102,7 @@ export async function startCairn(options: CairnOptions): Promise<Cairn> {
         db,
         clickhouse,
         batchSize: config.projectorBatchSize,
+        pacing: new InsertPacing(config.projectorLingerMs),
         now,
         onBatch: batchObserver(metrics),
       },

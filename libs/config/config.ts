@@ -54,6 +54,8 @@ export interface Config {
   /** How often the projector looks for unprojected facts when nothing woke it. */
   readonly projectorPollMs: number;
   readonly projectorBatchSize: number;
+  /** After a batch smaller than the batch size, how long the projector gathers before the next. */
+  readonly projectorLingerMs: number;
   readonly logLevel: string;
   /** Browser origins allowed to call the API (CORS); `*` allows any. Empty: none. */
   readonly corsOrigins: readonly string[];
@@ -247,6 +249,7 @@ export function loadConfig(env: Env = process.env): Config {
     queryCacheBytes: integer('CAIRN_QUERY_CACHE_BYTES', 67_108_864, 0, 2 ** 40),
     projectorPollMs: integer('CAIRN_PROJECTOR_POLL_MS', 500, 10, 60_000),
     projectorBatchSize: integer('CAIRN_PROJECTOR_BATCH_SIZE', 5_000, 1, 100_000),
+    projectorLingerMs: integer('CAIRN_PROJECTOR_LINGER_MS', 500, 0, 10_000),
     logLevel,
     corsOrigins: Object.freeze(corsOrigins),
     postgresTimeouts: Object.freeze({

@@ -2,6 +2,7 @@ import type { ClickHouseClient } from '@clickhouse/client';
 import type { Kysely } from 'kysely';
 import type { Database } from '../storage/database.ts';
 import { type FactRow, toFactRow } from './fact-rows.ts';
+import type { InsertPacing } from './insert-pacing.ts';
 import {
   commitPending,
   loadCheckpoint,
@@ -25,6 +26,8 @@ export interface ProjectorDeps {
   onBatch?: (batch: { facts: number; seconds: number }) => void;
   /** Once aborted, `drainOutbox` returns after the batch in hand (graceful shutdown). */
   signal?: AbortSignal;
+  /** Spaces small inserts under a steady stream of writes (the live projector's). */
+  pacing?: InsertPacing;
 }
 
 export const FACTS_CHECKPOINT = 'facts';
@@ -97,8 +100,12 @@ export async function projectBatch(deps: ProjectorDeps): Promise<number> {
 export async function drainOutbox(deps: ProjectorDeps): Promise<number> {
   let total = 0;
   while (!deps.signal?.aborted) {
+    await deps.pacing?.ready(deps.signal);
+    if (deps.signal?.aborted) break;
+    const started = performance.now();
     const projected = await projectBatch(deps);
     if (projected === 0) return total;
+    deps.pacing?.projected(started, projected >= deps.batchSize);
     total += projected;
   }
   return total;
