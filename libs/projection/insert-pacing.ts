@@ -1,3 +1,5 @@
+import { setTimeout as delay } from 'node:timers/promises';
+
 /**
  * Spaces the projector's small inserts. Every insert into `facts` costs ClickHouse about
  * 100 ms of CPU in the rollup views whatever its size, so a steady stream of writes drained
@@ -8,7 +10,7 @@
  */
 export class InsertPacing {
   private lastSmallStart = Number.NEGATIVE_INFINITY;
-  readonly lingerMs: number;
+  private readonly lingerMs: number;
 
   constructor(lingerMs: number) {
     this.lingerMs = lingerMs;
@@ -18,15 +20,8 @@ export class InsertPacing {
   async ready(signal?: AbortSignal): Promise<void> {
     const wait = this.lastSmallStart + this.lingerMs - performance.now();
     if (wait <= 0 || signal?.aborted) return;
-    await new Promise<void>((resolve) => {
-      const done = () => {
-        clearTimeout(timer);
-        signal?.removeEventListener('abort', done);
-        resolve();
-      };
-      const timer = setTimeout(done, wait);
-      signal?.addEventListener('abort', done, { once: true });
-    });
+    // An abort rejects the delay; a stop only ends the wait early.
+    await delay(wait, undefined, { signal }).catch(() => {});
   }
 
   /** Told after each batch that projected something: when it began and whether it was full. */
