@@ -1,3 +1,4 @@
+import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type ClickHouse, migrateClickHouse, openClickHouse } from '../libs/storage/clickhouse.ts';
 import { tempDir } from './support/engines.ts';
@@ -51,6 +52,58 @@ describe('ClickHouse adapter (chDB through @clickhouse/client)', () => {
         "SELECT getSetting('timeout_overflow_mode') AS mode, getSetting('insert_deduplication_token') AS token",
       ),
     ).toEqual({ mode: 'throw', token: '' });
+  });
+
+  // Settings a statement asks for, read back inside that same statement.
+  const settingsSeen = async (settings: Record<string, string>) => {
+    const result = await ch.client.query({
+      query:
+        "SELECT getSetting('timeout_overflow_mode') AS mode, toString(getSetting('max_threads')) AS threads, getSetting('insert_deduplication_token') AS token",
+      format: 'JSONEachRow',
+      clickhouse_settings: settings,
+    });
+    return (await result.json<Record<string, string>>())[0];
+  };
+
+  it('gives every statement in a sequence exactly the settings it asks for', async () => {
+    const threads = String((await settingsSeen({}))?.threads);
+    const choices = fc.record(
+      {
+        timeout_overflow_mode: fc.constantFrom('throw', 'break'),
+        max_threads: fc.constantFrom('1', '2', '3'),
+        insert_deduplication_token: fc.constantFrom('', 'a', 'b'),
+      },
+      { requiredKeys: [] },
+    );
+    await fc.assert(
+      fc.asyncProperty(fc.array(choices, { minLength: 1, maxLength: 6 }), async (statements) => {
+        for (const settings of statements) {
+          expect(await settingsSeen(settings)).toEqual({
+            mode: settings.timeout_overflow_mode ?? 'throw',
+            // Not a base setting: it keeps whatever the session was last given.
+            threads: settings.max_threads ?? expect.any(String),
+            token: settings.insert_deduplication_token ?? '',
+          });
+        }
+      }),
+      { numRuns: 25 },
+    );
+    await settingsSeen({ max_threads: threads });
+  });
+
+  it('after a statement fails part-way through its settings, the next starts from the base', async () => {
+    await settingsSeen({});
+    // The override is applied before the invalid value stops the statement.
+    await expect(
+      ch.client.query({
+        query: 'SELECT 1',
+        clickhouse_settings: { timeout_overflow_mode: 'break', max_threads: 'many' as never },
+      }),
+    ).rejects.toThrow();
+    expect(await settingsSeen({})).toMatchObject({ mode: 'throw', token: '' });
+    // And a repeat of the override still reaches the engine.
+    expect(await settingsSeen({ timeout_overflow_mode: 'break' })).toMatchObject({ mode: 'break' });
+    expect(await settingsSeen({})).toMatchObject({ mode: 'throw' });
   });
 
   it('drops a retried insert that carries the same deduplication token', async () => {

@@ -1,6 +1,7 @@
 import fs from 'node:fs/promises';
 import path from 'node:path';
 import { type ClickHouseClient, type ClickHouseSettings, createClient } from '@clickhouse/client';
+import { ChdbSessionSettings } from './chdb-session-settings.ts';
 import { clusterStatements } from './clickhouse-cluster-ddl.ts';
 import { Mutex } from './mutex.ts';
 
@@ -100,10 +101,12 @@ type ClientConnection = NonNullable<NonNullable<Parameters<typeof createClient>[
 /**
  * chDB runs one statement at a time anyway, but a statement's `SET` prefix and the statement
  * itself are two steps: without this lock a concurrent call could slip its settings (say, an
- * insert deduplication token) in between.
+ * insert deduplication token) in between. Under the lock each statement sends only the settings
+ * the session does not hold already (chdb-session-settings.ts).
  */
 function serialised(connection: ChdbConnection): ChdbConnection {
   const mutex = new Mutex();
+  const session = new ChdbSessionSettings();
   const locked = ['query', 'exec', 'command', 'insert'] as const;
   return new Proxy(connection, {
     get(target, key) {
@@ -111,11 +114,15 @@ function serialised(connection: ChdbConnection): ChdbConnection {
       if (typeof value !== 'function') return value;
       const bound = value.bind(target);
       if (!(locked as readonly PropertyKey[]).includes(key)) return bound;
-      return (...args: unknown[]) =>
+      return (params: { clickhouse_settings?: ClickHouseSettings }, ...rest: unknown[]) =>
         mutex.run(async () => {
+          const changes = session.changes(params.clickhouse_settings);
           try {
-            return await bound(...args);
+            const result = await bound({ ...params, clickhouse_settings: changes }, ...rest);
+            session.applied(changes);
+            return result;
           } catch (error) {
+            session.forget();
             await flushOutput(target);
             throw error;
           }
