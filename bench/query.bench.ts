@@ -2,8 +2,8 @@
 //   [--data-root DIR]`: loads N generated facts into embedded ClickHouse (or reuses
 // DIR/<N> from an earlier run: 100M facts take many minutes to load), then times
 // representative queries in turns, in the same run: the service over HTTP (result cache
-// bypassed), the statement the service ran called directly on the engine, and the same query
-// forced onto facts, also straight on the engine.
+// bypassed), the statement the service ran called directly on the engine with the settings it
+// ran with, and the same query forced onto facts, also straight on the engine.
 import fs from 'node:fs/promises';
 import http from 'node:http';
 import os from 'node:os';
@@ -12,6 +12,7 @@ import { progressBar } from '../apps/cli/progress-bar.ts';
 import { startCairn } from '../apps/server/cairn.ts';
 import { DIMENSIONS, type DimensionName } from '../libs/analytics/catalog.ts';
 import { type AnalyticsDeps, prepareQuery } from '../libs/analytics/query.service.ts';
+import { runOnEngine } from '../libs/analytics/query-execution.ts';
 import type { QueryRequest } from '../libs/analytics/query-parser.ts';
 import { BLOCKED_ROLLUP_NAMES, ROLLUPS, type SourceName } from '../libs/analytics/rollups.ts';
 import { issueToken } from '../libs/auth/token.service.ts';
@@ -70,6 +71,12 @@ const QUERIES: Array<[string, QueryRequest]> = [
     },
   ],
 ];
+
+const NEVER = new AbortController().signal;
+const engineLimits = (deps: AnalyticsDeps) => ({
+  timeoutMs: deps.timeoutMs,
+  maxMemoryBytes: deps.maxMemoryBytes,
+});
 
 const option = (args: string[], name: string, fallback: string) => {
   const at = args.indexOf(`--${name}`);
@@ -159,6 +166,7 @@ export async function run(args: string[]): Promise<void> {
         maxRows: config.queryMaxRows,
         timeoutMs: config.queryTimeoutMs,
         staleAfterMs: config.staleAfterMs,
+        maxMemoryBytes: config.queryMaxMemoryBytes,
       };
       for (const [name, request] of QUERIES) {
         const t = await timeAll(deps, cairn.url, token, request, requests, factsRequests);
@@ -218,12 +226,7 @@ async function timeCacheHits(
   const engine: number[] = [];
   for (let round = 0; round < times + 2; round++) {
     const started = performance.now();
-    const result = await deps.clickhouse.query({
-      query: compiled.sql,
-      query_params: compiled.params,
-      format: 'JSON',
-    });
-    await result.json();
+    await runOnEngine(deps.clickhouse, compiled, engineLimits(deps), NEVER);
     const engineMs = performance.now() - started;
     const hitMs = await ask(round > 0);
     if (round < 2) continue;
@@ -246,12 +249,13 @@ async function timeCacheHits(
 
 /**
  * Samples taken in turn, one of each per round, so a noisy neighbour or a background merge
- * weighs on all alike. The engine gets the statement the service would run, straight from the
- * client: no HTTP, no Postgres; "on facts" gets the same query compiled for facts (fewer rounds:
- * at 100M facts one can take seconds). The service is called over HTTP on one kept-alive
- * connection with the result cache bypassed: chDB runs one statement at a time, so concurrency
- * would only queue. The client is node:http rather than fetch, whose own overhead (about a
- * millisecond here, on the event loop the service shares) is not the service's.
+ * weighs on all alike. The engine gets the statement the service would run, with its settings,
+ * straight from the client: no HTTP, no Postgres; "on facts" gets the same query compiled for
+ * facts (fewer rounds: at 100M facts one can take seconds). The service is called over HTTP on
+ * one kept-alive connection with the result cache bypassed: chDB runs one statement at a time,
+ * so concurrency would only queue. The client is node:http rather than fetch, whose own
+ * overhead (about a millisecond here, on the event loop the service shares) is not the
+ * service's.
  */
 async function timeAll(
   deps: AnalyticsDeps,
@@ -271,14 +275,11 @@ async function timeAll(
     'cache-control': 'no-cache',
   };
   const agent = new http.Agent({ keepAlive: true, maxSockets: 1 });
+  // The service's own engine call, with the settings it sends: on one chDB session a statement
+  // with other settings would make the next one set them back, a cost neither pays alone.
   const engineRun = async (statement: typeof planned.compiled) => {
     const started = performance.now();
-    const result = await deps.clickhouse.query({
-      query: statement.sql,
-      query_params: statement.params,
-      format: 'JSON',
-    });
-    await result.json();
+    await runOnEngine(deps.clickhouse, statement, engineLimits(deps), NEVER);
     return performance.now() - started;
   };
   let answer: { metadata?: { source?: SourceName; rows_read?: number } } = {};
