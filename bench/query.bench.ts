@@ -72,7 +72,7 @@ const QUERIES: Array<[string, QueryRequest]> = [
   ],
 ];
 
-const NEVER = new AbortController().signal;
+const NOT_ABORTED = new AbortController().signal;
 const engineLimits = (deps: AnalyticsDeps) => ({
   timeoutMs: deps.timeoutMs,
   maxMemoryBytes: deps.maxMemoryBytes,
@@ -226,7 +226,7 @@ async function timeCacheHits(
   const engine: number[] = [];
   for (let round = 0; round < times + 2; round++) {
     const started = performance.now();
-    await runOnEngine(deps.clickhouse, compiled, engineLimits(deps), NEVER);
+    await runOnEngine(deps.clickhouse, compiled, engineLimits(deps), NOT_ABORTED);
     const engineMs = performance.now() - started;
     const hitMs = await ask(round > 0);
     if (round < 2) continue;
@@ -279,7 +279,7 @@ async function timeAll(
   // with other settings would make the next one set them back, a cost neither pays alone.
   const engineRun = async (statement: typeof planned.compiled) => {
     const started = performance.now();
-    await runOnEngine(deps.clickhouse, statement, engineLimits(deps), NEVER);
+    await runOnEngine(deps.clickhouse, statement, engineLimits(deps), NOT_ABORTED);
     return performance.now() - started;
   };
   let answer: { metadata?: { source?: SourceName; rows_read?: number } } = {};
