@@ -1,6 +1,7 @@
 import http from 'node:http';
 import type express from 'express';
 import type { HttpLimits } from '../../libs/config/config.ts';
+import { expressMessages } from '../../libs/http/express-messages.ts';
 
 /**
  * The HTTP server with every limit a slow or greedy client could otherwise exhaust: headers and
@@ -11,6 +12,7 @@ import type { HttpLimits } from '../../libs/config/config.ts';
 export function createHttpServer(app: express.Express, limits: HttpLimits): http.Server {
   const server = http.createServer(
     {
+      ...expressMessages(app),
       requestTimeout: limits.requestTimeoutMs,
       // Node refuses a headers deadline later than the whole request's.
       headersTimeout: Math.min(limits.headersTimeoutMs, limits.requestTimeoutMs),

@@ -79,16 +79,13 @@ export function mountRoutes(
         }),
       ]);
       if (issues.length > 0) throw new ValidationError(issues);
-      const controller = new AbortController();
-      const onClose = () => {
-        if (!res.writableFinished) controller.abort();
-      };
-      res.on('close', onClose);
       const { principal } = req;
       const ctx = {
         requestId: req.requestId,
         principal,
-        signal: controller.signal,
+        get signal() {
+          return abortOnClose(res);
+        },
         headers: req.headers,
       };
       const answerRead = async () =>
@@ -128,6 +125,27 @@ export function mountRoutes(
     });
   }
 }
+
+/**
+ * A signal that aborts when the client goes away before its answer is sent. Made on first use:
+ * most handlers never look at it, and a controller and a close listener on every request showed
+ * in the page's CPU profile.
+ */
+function abortOnClose(res: Response): AbortSignal {
+  const made = signals.get(res);
+  if (made) return made;
+  const controller = new AbortController();
+  if (res.closed) {
+    if (!res.writableFinished) controller.abort();
+  } else {
+    res.on('close', () => {
+      if (!res.writableFinished) controller.abort();
+    });
+  }
+  signals.set(res, controller.signal);
+  return controller.signal;
+}
+const signals = new WeakMap<Response, AbortSignal>();
 
 const NO_BODY: BodyOutcome = { kind: 'valid', value: undefined };
 

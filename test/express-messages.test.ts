@@ -1,0 +1,50 @@
+import http, { type IncomingMessage, type ServerResponse } from 'node:http';
+import type { Socket } from 'node:net';
+import express from 'express';
+import { describe, expect, it } from 'vitest';
+import { expressMessages } from '../libs/http/express-messages.ts';
+import { useCairn } from './support/cairn.ts';
+import { http as request } from './support/http.ts';
+
+/**
+ * The server builds each request and response on the app's own prototypes, so Express never
+ * has to re-parent them (a third of the CPU of a small request).
+ */
+describe('requests born as Express objects', () => {
+  const cairn = useCairn({ businesses: ['em'] });
+
+  it('makes Node messages whose prototypes are the app request and response', () => {
+    const app = express();
+    const { IncomingMessage: Request, ServerResponse: Response } = expressMessages(app);
+    expect(Request).toBeDefined();
+    expect(Response).toBeDefined();
+    const req = new Request!(null as unknown as Socket);
+    const res = new Response!(req);
+    expect(Object.getPrototypeOf(req)).toBe(app.request);
+    expect(Object.getPrototypeOf(res)).toBe(app.response);
+    expect(req).toBeInstanceOf(http.IncomingMessage);
+    expect(res).toBeInstanceOf(http.ServerResponse);
+    // Node's constructors ran on them: their own state is in place.
+    expect(req.headers).toEqual({});
+    expect(res.statusCode).toBe(200);
+  });
+
+  it('hands the live server requests that already are the app request, and answers them', async () => {
+    const seen: Array<[IncomingMessage, ServerResponse]> = [];
+    // Ahead of Express's own listener, which would re-parent a plain Node request.
+    const look = (req: IncomingMessage, res: ServerResponse) => {
+      seen.push([Object.getPrototypeOf(req), Object.getPrototypeOf(res)]);
+    };
+    cairn.server.prependListener('request', look);
+    try {
+      const answer = await request(cairn.url, 'GET', '/api/v1/tasks?per_page=1', {
+        headers: cairn.auth,
+      });
+      expect(answer.status).toBe(200);
+      expect(answer.headers.get('x-request-id')).toMatch(/^[0-9a-f-]{36}$/);
+    } finally {
+      cairn.server.removeListener('request', look);
+    }
+    expect(seen).toEqual([[cairn.app.request, cairn.app.response]]);
+  });
+});
