@@ -36,5 +36,4 @@ export function expressMessages(app: express.Express): MessageClasses {
   };
 }
 
-const isClass = (made: unknown) =>
-  Function.prototype.toString.call(made).startsWith('class');
+const isClass = (made: unknown) => Function.prototype.toString.call(made).startsWith('class');
