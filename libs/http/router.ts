@@ -80,11 +80,13 @@ export function mountRoutes(
       ]);
       if (issues.length > 0) throw new ValidationError(issues);
       const { principal } = req;
+      let signal: AbortSignal | undefined;
       const ctx = {
         requestId: req.requestId,
         principal,
         get signal() {
-          return abortOnClose(res);
+          signal ??= abortOnClose(res);
+          return signal;
         },
         headers: req.headers,
       };
@@ -132,8 +134,6 @@ export function mountRoutes(
  * in the page's CPU profile.
  */
 function abortOnClose(res: Response): AbortSignal {
-  const made = signals.get(res);
-  if (made) return made;
   const controller = new AbortController();
   if (res.closed) {
     if (!res.writableFinished) controller.abort();
@@ -142,10 +142,8 @@ function abortOnClose(res: Response): AbortSignal {
       if (!res.writableFinished) controller.abort();
     });
   }
-  signals.set(res, controller.signal);
   return controller.signal;
 }
-const signals = new WeakMap<Response, AbortSignal>();
 
 const NO_BODY: BodyOutcome = { kind: 'valid', value: undefined };
 

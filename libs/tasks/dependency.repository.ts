@@ -124,7 +124,7 @@ export async function edgePage(
  */
 function compiledEdgePage(db: Db, listing: EdgeListing, gid: string, page: EdgePageRequest) {
   type Row = EdgePageRow & { root_business: string };
-  const shape = `${listing}|${page.columns.join(',')}|${page.statuses?.join(',')}|${page.businesses === null}`;
+  const shape = `${listing}|${page.columns.join(',')}|${page.statuses?.length}|${page.businesses === null}`;
   const values = edgePageValues(gid, page);
   const text = compiledPages.get(shape);
   if (text !== undefined) return CompiledQuery.raw(text, values) as CompiledQuery<Row>;
