@@ -1,5 +1,5 @@
-import { isDeepStrictEqual } from 'node:util';
-import { CompiledQuery, type RawBuilder, sql } from 'kysely';
+import { type RawBuilder, sql } from 'kysely';
+import { compiledShapes } from '../storage/compiled-shapes.ts';
 import type { Db } from '../storage/database.ts';
 import type { EdgeListing } from './keyset-cursor.ts';
 import type { TaskRow } from './task.repository.ts';
@@ -109,47 +109,33 @@ export async function edgePage(
   gid: string,
   page: EdgePageRequest,
 ): Promise<EdgePage> {
-  const { rows } = await db.executeQuery(compiledEdgePage(db, listing, gid, page));
+  const { rows } = await db.executeQuery(compiledEdgePage({ db, listing, gid, page }));
   const business = rows[0]?.root_business;
   // A task without edges still comes back as one row of nulls (the left join). The rows keep
   // root_business: copying a hundred rows to drop it cost more than the views that read them.
   return { business, rows: rows[0]?.gid === null ? [] : rows };
 }
 
-/**
- * The page statement's text depends only on its shape; building and compiling it anew for every
- * page cost more than the rest of the service's work on the statement. The first page of each
- * shape is compiled and its values checked against `edgePageValues`, so the cached text is only
- * ever sent with values in the order it was compiled with.
- */
-function compiledEdgePage(db: Db, listing: EdgeListing, gid: string, page: EdgePageRequest) {
-  type Row = EdgePageRow & { root_business: string };
-  const shape = `${listing}|${page.columns.join(',')}|${page.statuses?.length}|${page.businesses === null}`;
-  const values = edgePageValues(gid, page);
-  const text = compiledPages.get(shape);
-  if (text !== undefined) return CompiledQuery.raw(text, values) as CompiledQuery<Row>;
-  const compiled = edgePageStatement(listing, gid, page).compile(db);
-  if (!isDeepStrictEqual(compiled.parameters, values)) {
-    throw new Error(`edgePageValues does not follow edgePageStatement for ${shape}`);
-  }
-  if (compiledPages.size < MAX_CACHED_SHAPES) compiledPages.set(shape, compiled.sql);
-  return compiled;
+interface EdgePageInput {
+  db: Db;
+  listing: EdgeListing;
+  gid: string;
+  page: EdgePageRequest;
 }
 
-/** `edgePageStatement`'s values, in the order its text binds them. */
-function edgePageValues(gid: string, page: EdgePageRequest): unknown[] {
-  return [
+/** The page statement, built and compiled once per listing, column list and filter. */
+const compiledEdgePage = compiledShapes<EdgePageInput, EdgePageRow & { root_business: string }>({
+  shape: ({ listing, page }) =>
+    `${listing}|${page.columns.join(',')}|${page.statuses?.length}|${page.businesses === null}`,
+  compile: ({ db, listing, gid, page }) => edgePageStatement(listing, gid, page).compile(db),
+  values: ({ gid, page }) => [
     page.afterId,
     ...(page.statuses ?? []),
     page.limit,
     gid,
     ...(page.businesses === null ? [] : [[...page.businesses]]),
-  ];
-}
-
-/** opt_fields and status make many shapes possible; a few are in use at a time. */
-const MAX_CACHED_SHAPES = 256;
-const compiledPages = new Map<string, string>();
+  ],
+});
 
 /**
  * The statement behind `edgePage`. Its select list names every column (no `p.*`), so it runs

@@ -1,16 +1,8 @@
 import { ValidationError } from '../http/errors.ts';
+import { TASK_MEMBER_COLUMNS } from './task.tables.ts';
 
 /** Task members `opt_fields` may add; gid, resource_type and name are always present. */
-export const OPT_FIELDS = [
-  'business',
-  'project',
-  'assignee',
-  'status',
-  'due_on',
-  'created_at',
-  'updated_at',
-  'completed_at',
-] as const;
+export const OPT_FIELDS = TASK_MEMBER_COLUMNS;
 export type OptField = (typeof OPT_FIELDS)[number];
 
 export const OPT_FIELDS_PARAMETER = {

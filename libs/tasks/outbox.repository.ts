@@ -61,5 +61,13 @@ export async function appendFacts(db: Db, facts: Fact[]): Promise<void> {
   await db.insertInto('outbox').values(outboxValues(facts)).execute();
 }
 
-export const outboxValues = (facts: Fact[]) =>
-  facts.map((fact) => ({ ...fact, payload: JSON.stringify(fact.payload) }));
+/** The outbox columns a write sets, in the order its statements bind them. */
+export const outboxRow = (fact: Fact) => ({
+  kind: fact.kind,
+  business: fact.business,
+  task_gid: fact.task_gid,
+  payload: JSON.stringify(fact.payload),
+  occurred_at: fact.occurred_at,
+});
+
+export const outboxValues = (facts: Fact[]) => facts.map(outboxRow);

@@ -2,6 +2,7 @@ import type { ExpressionBuilder } from 'kysely';
 import { businessScope } from '../auth/access.ts';
 import type { Database, Db } from '../storage/database.ts';
 import type { TaskRow } from './task.repository.ts';
+import { TASK_COLUMNS } from './task.tables.ts';
 import {
   RANGE_FIELDS,
   type TaskCollectionQuery,
@@ -76,7 +77,7 @@ export function taskCollectionStatements(
   return {
     count: filtered.select((eb) => eb.fn.countAll<number>().as('total')),
     page: filtered
-      .selectAll()
+      .select(TASK_COLUMNS)
       // Tasks without a due date go last either way: "soonest/latest due" lists lead with dates.
       .orderBy(query.sort, (ob) => (query.order === 'asc' ? ob.asc() : ob.desc()).nullsLast())
       .orderBy('gid', query.order)

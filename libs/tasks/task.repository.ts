@@ -1,7 +1,8 @@
 import type { Selectable, Updateable } from 'kysely';
+import { compiledShapes } from '../storage/compiled-shapes.ts';
 import type { Db } from '../storage/database.ts';
-import { type Fact, outboxValues } from './outbox.repository.ts';
-import type { TasksTable } from './task.tables.ts';
+import { type Fact, outboxRow } from './outbox.repository.ts';
+import { TASK_COLUMNS, type TasksTable } from './task.tables.ts';
 import type { TaskStatus } from './task-status.ts';
 
 export type TaskRow = Selectable<TasksTable>;
@@ -36,31 +37,58 @@ export async function insertTaskWithFacts(
     first_completed_at: task.status === 'completed' ? task.created_at : null,
     version: 1,
   };
-  return db
-    .with('task', (qb) => qb.insertInto('tasks').values(row).returningAll())
-    .with('facts', (qb) =>
-      qb
-        .insertInto('outbox')
-        .values(outboxValues(factsOf(row)))
-        .returning('id'),
-    )
-    .selectFrom('task')
-    .selectAll()
-    .executeTakeFirstOrThrow();
+  const { rows } = await db.executeQuery(compiledTaskInsert({ db, row, facts: factsOf(row) }));
+  const [stored] = rows;
+  if (!stored) throw new Error('The task insert returned no row');
+  return stored;
 }
 
+interface TaskInsertInput {
+  db: Db;
+  row: TaskRow;
+  facts: Fact[];
+}
+
+/** Run for every task created: built and compiled once per number of facts. */
+const compiledTaskInsert = compiledShapes<TaskInsertInput, TaskRow>({
+  shape: ({ facts }) => String(facts.length),
+  compile: ({ db, row, facts }) =>
+    db
+      .with('task', (qb) =>
+        qb
+          .insertInto('tasks')
+          .values(
+            Object.fromEntries(TASK_COLUMNS.map((column) => [column, row[column]])) as TaskRow,
+          )
+          .returning(TASK_COLUMNS),
+      )
+      .with('facts', (qb) => qb.insertInto('outbox').values(facts.map(outboxRow)).returning('id'))
+      .selectFrom('task')
+      .select(TASK_COLUMNS)
+      .compile(),
+  values: ({ row, facts }) => [
+    ...TASK_COLUMNS.map((column) => row[column]),
+    ...facts.flatMap((fact) => Object.values(outboxRow(fact))),
+  ],
+});
+
 export async function findTask(db: Db, gid: string): Promise<TaskRow | undefined> {
-  return db.selectFrom('tasks').selectAll().where('gid', '=', gid).executeTakeFirst();
+  return db.selectFrom('tasks').select(TASK_COLUMNS).where('gid', '=', gid).executeTakeFirst();
 }
 
 /** Locks the row until the transaction ends, so concurrent updates see each other's status. */
 export async function findTaskForUpdate(db: Db, gid: string): Promise<TaskRow | undefined> {
-  return db.selectFrom('tasks').selectAll().where('gid', '=', gid).forUpdate().executeTakeFirst();
+  return db
+    .selectFrom('tasks')
+    .select(TASK_COLUMNS)
+    .where('gid', '=', gid)
+    .forUpdate()
+    .executeTakeFirst();
 }
 
 export async function findTasks(db: Db, gids: readonly string[]): Promise<TaskRow[]> {
   if (gids.length === 0) return [];
-  return db.selectFrom('tasks').selectAll().where('gid', 'in', gids).execute();
+  return db.selectFrom('tasks').select(TASK_COLUMNS).where('gid', 'in', gids).execute();
 }
 
 /** Applies `changes` to the version read under the row lock and raises the version. */
@@ -74,7 +102,7 @@ export async function updateTaskRow(
     .set((eb) => ({ ...changes, version: eb('version', '+', 1) }))
     .where('gid', '=', before.gid)
     .where('version', '=', before.version)
-    .returningAll()
+    .returning(TASK_COLUMNS)
     .executeTakeFirstOrThrow();
 }
 

@@ -23,6 +23,37 @@ export interface TasksTable {
   version: ColumnType<number, number | undefined, number>;
 }
 
+/** The task members a reader may ask for beside gid and name (`opt_fields`), in that order. */
+export const TASK_MEMBER_COLUMNS = [
+  'business',
+  'project',
+  'assignee',
+  'status',
+  'due_on',
+  'created_at',
+  'updated_at',
+  'completed_at',
+] as const satisfies ReadonlyArray<keyof TasksTable>;
+
+/**
+ * Every column of `tasks`, named: a statement that lists them instead of `*` runs as a prepared
+ * statement (libs/storage/postgres.ts), which Postgres parses and plans once per connection.
+ */
+export const TASK_COLUMNS = [
+  'gid',
+  'name',
+  ...TASK_MEMBER_COLUMNS,
+  'created_project',
+  'created_assignee',
+  'created_status',
+  'first_completed_at',
+  'version',
+] as const satisfies ReadonlyArray<keyof TasksTable>;
+
+/** Fails to compile when a column of TasksTable is missing from TASK_COLUMNS. */
+const everyTaskColumn: Record<Exclude<keyof TasksTable, (typeof TASK_COLUMNS)[number]>, never> = {};
+void everyTaskColumn;
+
 export interface TaskDependenciesTable {
   id: Generated<number>;
   task_gid: string;
