@@ -148,28 +148,81 @@ function boundedClient(timeouts: PostgresTimeouts, prepare: boolean): typeof pg.
         statement_timeout: timeouts.statementMs,
         idle_in_transaction_session_timeout: timeouts.idleInTransactionMs,
         query_timeout: timeouts.statementMs + CLIENT_GRACE_MS,
+        // Statements queued together are written together (a held BEGIN and the first
+        // statement of its transaction); Kysely otherwise sends one at a time per connection.
+        pipeline: true,
       });
     }
+
+    /** A transaction's BEGIN not sent yet: it goes out with the transaction's first statement. */
+    private beginHeld: string | undefined;
 
     // biome-ignore lint/suspicious/noExplicitAny: pg's query has a dozen overloads; this wraps them all.
     override query(...args: any[]): any {
       if (this.timedOut) return Promise.reject(this.timedOut);
+      if (isBegin(args)) {
+        this.beginHeld = args[0];
+        return Promise.resolve(BEGUN);
+      }
+      const begin = this.beginHeld;
+      if (begin === undefined) return this.send(args);
+      this.beginHeld = undefined;
+      // Both in one write: pipeline mode sends the statement without waiting for BEGIN's answer.
+      const stream = this.socket();
+      stream.cork();
+      let begun: Promise<unknown>;
+      let result: Promise<unknown>;
+      try {
+        begun = this.send([begin]);
+        result = this.send(args);
+      } finally {
+        stream.uncork();
+      }
+      // A BEGIN that failed explains the statement's failure: report it, not what followed.
+      return begun.then(
+        () => result,
+        (error: unknown) => {
+          result.catch(() => {});
+          throw error;
+        },
+      );
+    }
+
+    // biome-ignore lint/suspicious/noExplicitAny: see query.
+    private send(args: any[]): any {
       const named = prepare ? preparedForm(args) : undefined;
-      // biome-ignore lint/suspicious/noExplicitAny: see above.
+      // biome-ignore lint/suspicious/noExplicitAny: see query.
       const result = (super.query as (...a: any[]) => any)(...(named ? [named] : args));
       if (result && typeof result.catch === 'function') {
         result.catch((error: Error) => {
           if (error?.message !== 'Query read timeout') return;
           this.timedOut = error;
-          (
-            this as unknown as { connection: { stream: { destroy(): void } } }
-          ).connection.stream.destroy();
+          this.socket().destroy();
         });
       }
       return result;
     }
+
+    private socket(): { cork(): void; uncork(): void; destroy(): void } {
+      return (this as unknown as { connection: { stream: ReturnType<BoundedClient['socket']> } })
+        .connection.stream;
+    }
   } as unknown as typeof pg.Client;
 }
+
+/**
+ * A transaction's opening statement, as Kysely sends it. Its answer carries nothing, so the
+ * client answers it at once and sends it with the transaction's first statement: one round trip
+ * less for every write, and still nothing commits unless a COMMIT follows the statement's answer
+ * (a connection dropped before that rolls the whole transaction back).
+ */
+const isBegin = (args: unknown[]): args is [string, ...unknown[]] =>
+  typeof args[0] === 'string' &&
+  /^(?:begin|start transaction\b[\w ]*)$/i.test(args[0]) &&
+  (args[1] === undefined || (Array.isArray(args[1]) && args[1].length === 0)) &&
+  args.length <= 2;
+
+const BEGUN = { command: 'BEGIN', rowCount: null, rows: [], fields: [] };
 
 /**
  * Kysely sends `query(text, values)`. A statement with parameters goes as a named prepared
