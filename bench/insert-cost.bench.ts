@@ -1,0 +1,96 @@
+// `npm run bench -- insert-cost [--rows 300] [--inserts 20] [--data-root DIR]`: what one
+// projector insert costs embedded ClickHouse (chDB), by rollup view. For each set of views
+// (every view, none, then each view on its own) a fresh data directory gets the migrations, the
+// other views are dropped, and batches of `--rows` facts go in through the projector's own
+// insert (`insertFacts`, deduplication token and all). Prints the process's CPU and the wall
+// time per insert; the difference between two rows is what a view adds to every insert.
+import fs from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import type { ClickHouseClient } from '@clickhouse/client';
+import type { FactRow } from '../libs/projection/fact-rows.ts';
+import { insertFacts } from '../libs/projection/projector.ts';
+import { migrateClickHouse, openClickHouse } from '../libs/storage/clickhouse.ts';
+
+const option = (args: string[], name: string): string | undefined => {
+  const at = args.indexOf(`--${name}`);
+  return at >= 0 ? args[at + 1] : undefined;
+};
+
+const WARM_INSERTS = 5;
+
+export async function run(args: string[]): Promise<void> {
+  const rows = Number(option(args, 'rows') ?? 300);
+  const inserts = Number(option(args, 'inserts') ?? 20);
+  const root = option(args, 'data-root') ?? os.tmpdir();
+  // chDB opens one data directory per process: every set of views runs in this one.
+  const dataDir = await fs.mkdtemp(path.join(root, 'cairn-insert-cost-'));
+  const clickhouse = await openClickHouse({ dataDir });
+  try {
+    const client = clickhouse.client;
+    await migrateClickHouse(client);
+    const views = await viewDefinitions(client);
+    console.log(
+      `${rows} facts per insert, ${inserts} inserts after ${WARM_INSERTS} to warm up; data under ${root}`,
+    );
+    console.log('views kept                        cpu ms/insert  of it kernel  wall ms/insert');
+    const names = [...views.keys()];
+    let factId = 0;
+    const insert = () => {
+      const batch = Array.from({ length: rows }, () => fact(++factId));
+      return insertFacts(client, 'facts', batch, `insert-cost:${factId}`);
+    };
+    for (const kept of [names, [], ...names.map((name) => [name])]) {
+      for (const name of names) await client.command({ query: `drop view if exists ${name}` });
+      for (const name of kept) await client.command({ query: views.get(name)! });
+      for (let i = 0; i < WARM_INSERTS; i++) await insert();
+      const cpu = process.cpuUsage();
+      const started = performance.now();
+      for (let i = 0; i < inserts; i++) await insert();
+      const used = process.cpuUsage(cpu);
+      const label = kept.length === names.length ? `all ${names.length}` : (kept[0] ?? 'none');
+      const cells = [
+        ((used.user + used.system) / 1000 / inserts).toFixed(1).padStart(13),
+        (used.system / 1000 / inserts).toFixed(1).padStart(12),
+        ((performance.now() - started) / inserts).toFixed(1).padStart(14),
+      ];
+      console.log(`${label.padEnd(32)}  ${cells.join('  ')}`);
+    }
+  } finally {
+    await clickhouse.close();
+    await fs.rm(dataDir, { recursive: true, force: true });
+  }
+}
+
+/** Each materialized view the migrations create, by name, with the statement that creates it. */
+async function viewDefinitions(client: ClickHouseClient): Promise<Map<string, string>> {
+  const result = await client.query({
+    query: `select name, create_table_query from system.tables
+      where database = currentDatabase() and engine = 'MaterializedView' order by name`,
+    format: 'JSONEachRow',
+  });
+  const rows = await result.json<{ name: string; create_table_query: string }>();
+  return new Map(rows.map((row) => [row.name, row.create_table_query]));
+}
+
+/** A creation fact of one of a few projects and assignees, spread over a day. */
+function fact(id: number): FactRow {
+  const at = new Date(Date.UTC(2026, 10, 26) + (id % 86_400) * 1000).toISOString();
+  return {
+    fact_id: id,
+    kind: 'task_created',
+    business: 'bench',
+    task_gid: `task-${id}`,
+    occurred_at: at,
+    project: `project-${id % 7}`,
+    assignee: `user-${id % 13}`,
+    status: 'open',
+    previous_status: '',
+    previous_project: '',
+    previous_assignee: '',
+    previous_due_on: null,
+    due_on: null,
+    task_created_at: at,
+    dependency_gid: '',
+  };
+}
