@@ -12,6 +12,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { Worker } from 'node:worker_threads';
 import { privatePostgres } from '../dev-tools/private-servers.ts';
+import { numberOption } from './options.ts';
 import { percentile } from './percentile.ts';
 
 const MASTER_KEY = 'abuse-bench-master-key-0123456789abcdef';
@@ -39,10 +40,6 @@ Promise.all(tokens.map(async (token) => {
   }
 })).then(() => parentPort.postMessage({ sent, statuses }));
 `;
-const option = (args: string[], name: string, fallback: number): number => {
-  const at = args.indexOf(`--${name}`);
-  return at >= 0 ? Number(args[at + 1]) : fallback;
-};
 
 interface Served {
   url: string;
@@ -203,9 +200,9 @@ async function frozenPostgres(statementTimeoutMs: number): Promise<void> {
 }
 
 export async function run(args: string[]): Promise<void> {
-  const seconds = option(args, 'seconds', 10);
-  const clients = option(args, 'clients', 4);
-  const statementTimeoutMs = option(args, 'statement-timeout-ms', 1_000);
+  const seconds = numberOption(args, 'seconds', 10);
+  const clients = numberOption(args, 'clients', 4);
+  const statementTimeoutMs = numberOption(args, 'statement-timeout-ms', 1_000);
   await healthUnderBadBodies(seconds, clients);
   await frozenPostgres(statementTimeoutMs);
 }

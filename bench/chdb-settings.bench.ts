@@ -12,6 +12,7 @@ import { runOnEngine } from '../libs/analytics/query-execution.ts';
 import type { QueryRequest } from '../libs/analytics/query-parser.ts';
 import { ROLLUPS } from '../libs/analytics/rollups.ts';
 import { BASE_SETTINGS } from '../libs/storage/clickhouse.ts';
+import { textOption } from './options.ts';
 import { percentile } from './percentile.ts';
 
 const QUERIES: Array<[string, QueryRequest]> = [
@@ -26,16 +27,11 @@ const QUERIES: Array<[string, QueryRequest]> = [
   ['open by month, year', { metrics: ['open_tasks'], dimensions: ['month'], period: 'this_year' }],
 ];
 
-const option = (args: string[], name: string, fallback: string) => {
-  const at = args.indexOf(`--${name}`);
-  return at >= 0 && args[at + 1] ? (args[at + 1] as string) : fallback;
-};
-
 export async function run(args: string[]): Promise<void> {
-  const root = option(args, 'data-root', '');
+  const root = textOption(args, 'data-root', '');
   if (!root) throw new Error('--data-root DIR is required: a directory the query benchmark loaded');
-  const facts = option(args, 'facts', '100000000');
-  const rounds = Number(option(args, 'rounds', '80'));
+  const facts = textOption(args, 'facts', '100000000');
+  const rounds = Number(textOption(args, 'rounds', '80'));
   const connection = createChdbConnection({ path: path.join(root, facts, 'ch') });
   // One session, two clients: one adds the base settings to every statement, one adds nothing.
   const everySetting = createClient({

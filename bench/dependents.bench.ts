@@ -29,6 +29,7 @@ import { edgePageStatement } from '../libs/tasks/dependency.repository.ts';
 import { encodeCursor } from '../libs/tasks/keyset-cursor.ts';
 import type { Target } from './bench-target.ts';
 import { formatSplit, startCpuSplit } from './cpu-split.ts';
+import { numberOption } from './options.ts';
 import { lingerFromEnvironment } from './projector-linger.ts';
 import { rawRate } from './raw-rate.ts';
 import { searchFigures, walkFigures } from './search-walk.ts';
@@ -36,18 +37,14 @@ import { sideBySide } from './side-by-side.ts';
 
 const POSTGRES = process.env.TEST_POSTGRES_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
 const CURSOR_SECRET = 'bench-cursor-secret-bench-cursor-secret';
-const option = (args: string[], name: string, fallback: number): number => {
-  const at = args.indexOf(`--${name}`);
-  return at >= 0 ? Number(args[at + 1]) : fallback;
-};
 
 /** The bench token's businesses, as the service binds them for every page. */
 const TOKEN_BUSINESSES = ['bench', 'search'];
 
 export async function run(args: string[]): Promise<void> {
   if (args[0] === '--serve') return serve(args[1]!, args[2]!);
-  const count = option(args, 'dependents', 100_000);
-  const seconds = option(args, 'seconds', 5);
+  const count = numberOption(args, 'dependents', 100_000);
+  const seconds = numberOption(args, 'seconds', 5);
   const database = await createScratchDatabase(POSTGRES, 'cairn_bench');
   const url = new URL(database.url);
   const dataDir = await fs.mkdtemp(path.join(os.tmpdir(), 'cairn-bench-'));
@@ -117,8 +114,8 @@ export async function run(args: string[]): Promise<void> {
     const runs = (part: string) => only === undefined || only === part;
     if (runs('pages')) await pageFigures(target, db.db, middleId, middle);
     if (runs('create')) await creationFigures(target, db.db);
-    if (runs('search')) await searchFigures(target, db.db, option(args, 'tasks', 1_000_000));
-    if (runs('walk')) await walkFigures(target, db.db, key, option(args, 'nodes', 100_000));
+    if (runs('search')) await searchFigures(target, db.db, numberOption(args, 'tasks', 1_000_000));
+    if (runs('walk')) await walkFigures(target, db.db, key, numberOption(args, 'nodes', 100_000));
   } finally {
     await pool?.end();
     // The server's data directory is removed below: wait until it has closed its engines.

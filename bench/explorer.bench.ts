@@ -15,6 +15,7 @@ import { issueToken } from '../libs/auth/token.service.ts';
 import { loadConfig } from '../libs/config/config.ts';
 import { projectionFreshness } from '../libs/projection/freshness.ts';
 import { wakeProjector } from '../libs/projection/projector-jobs.ts';
+import { textOption } from './options.ts';
 import { percentile } from './percentile.ts';
 
 const QUERIES: Array<[string, Record<string, unknown>]> = [
@@ -29,11 +30,6 @@ const QUERIES: Array<[string, Record<string, unknown>]> = [
     },
   ],
 ];
-
-const option = (args: string[], name: string, fallback: string) => {
-  const at = args.indexOf(`--${name}`);
-  return at >= 0 && args[at + 1] ? (args[at + 1] as string) : fallback;
-};
 
 /** Size of an asset as sent with `encoding`, read off the wire. */
 function wireSize(url: string, encoding: string): Promise<number> {
@@ -54,8 +50,8 @@ const ms = (values: number[]) =>
   `p50 ${percentile(values, 0.5).toFixed(0)} ms, p95 ${percentile(values, 0.95).toFixed(0)} ms`;
 
 export async function run(args: string[]): Promise<void> {
-  const runs = Number(option(args, 'runs', '20'));
-  const screenshot = option(args, 'screenshot', '');
+  const runs = Number(textOption(args, 'runs', '20'));
+  const screenshot = textOption(args, 'screenshot', '');
   const dataDir = await fs.mkdtemp(path.join(os.tmpdir(), 'cairn-bench-'));
   const cairn = await startCairn({
     config: loadConfig({ DATA_DIR: dataDir, PORT: '0', LOG_LEVEL: 'silent' }),

@@ -1,9 +1,10 @@
 // `npm run bench -- insert-cost [--rows 300] [--inserts 20] [--data-root DIR]`: what one
 // projector insert costs embedded ClickHouse (chDB), by rollup view. For each set of views
-// (every view, none, then each view on its own) a fresh data directory gets the migrations, the
-// other views are dropped, and batches of `--rows` facts go in through the projector's own
-// insert (`insertFacts`, deduplication token and all). Prints the process's CPU and the wall
-// time per insert; the difference between two rows is what a view adds to every insert.
+// (every view, none, then each view on its own), in one migrated data directory (chDB opens one
+// per process), the views outside the set are dropped and those in it re-created from their own
+// statements, and batches of `--rows` facts go in through the projector's own insert
+// (`insertFacts`, deduplication token and all). Prints the process's CPU and the wall time per
+// insert; the difference between two rows is what a view adds to every insert.
 import fs from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
@@ -11,18 +12,14 @@ import type { ClickHouseClient } from '@clickhouse/client';
 import type { FactRow } from '../libs/projection/fact-rows.ts';
 import { insertFacts } from '../libs/projection/projector.ts';
 import { migrateClickHouse, openClickHouse } from '../libs/storage/clickhouse.ts';
-
-const option = (args: string[], name: string): string | undefined => {
-  const at = args.indexOf(`--${name}`);
-  return at >= 0 ? args[at + 1] : undefined;
-};
+import { numberOption, textOption } from './options.ts';
 
 const WARM_INSERTS = 5;
 
 export async function run(args: string[]): Promise<void> {
-  const rows = Number(option(args, 'rows') ?? 300);
-  const inserts = Number(option(args, 'inserts') ?? 20);
-  const root = option(args, 'data-root') ?? os.tmpdir();
+  const rows = numberOption(args, 'rows', 300);
+  const inserts = numberOption(args, 'inserts', 20);
+  const root = textOption(args, 'data-root', os.tmpdir());
   // chDB opens one data directory per process: every set of views runs in this one.
   const dataDir = await fs.mkdtemp(path.join(root, 'cairn-insert-cost-'));
   const clickhouse = await openClickHouse({ dataDir });

@@ -23,15 +23,12 @@ import { migratePostgres } from '../libs/storage/postgres-migrations.ts';
 import { createScratchDatabase } from '../libs/storage/scratch-database.ts';
 import { createTask } from '../libs/tasks/task.service.ts';
 import { inTaskUnit } from '../libs/tasks/task-unit.ts';
+import { numberOption } from './options.ts';
 import { lingerFromEnvironment } from './projector-linger.ts';
 
 const POSTGRES = process.env.TEST_POSTGRES_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
 const REDIS = process.env.TEST_REDIS_URL ?? 'redis://127.0.0.1:6379';
 
-const option = (args: string[], name: string, fallback: number): number => {
-  const at = args.indexOf(`--${name}`);
-  return at >= 0 ? Number(args[at + 1]) : fallback;
-};
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 const percentile = (sorted: number[], p: number) =>
   sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))] ?? Number.NaN;
@@ -188,10 +185,10 @@ export async function run(args: string[]): Promise<void> {
   process.stdout.write(
     `projector benchmark on ${os.cpus().length} CPUs, Node ${process.version}\n`,
   );
-  const facts = option(args, 'facts', 200_000);
-  const batch = option(args, 'batch', 20_000);
+  const facts = numberOption(args, 'facts', 200_000);
+  const batch = numberOption(args, 'batch', 20_000);
   const rates = { with: [] as number[], without: [] as number[] };
-  for (let round = 0; round < option(args, 'rounds', 2); round++) {
+  for (let round = 0; round < numberOption(args, 'rounds', 2); round++) {
     rates.without.push(await throughput(facts, batch, false));
     rates.with.push(await throughput(facts, batch, true));
   }
@@ -199,5 +196,5 @@ export async function run(args: string[]): Promise<void> {
   process.stdout.write(
     `throughput median: ${median(rates.with)} facts/s with rollups, ${median(rates.without)} without (ratio ${(median(rates.with) / median(rates.without)).toFixed(2)})\n`,
   );
-  await freshness(option(args, 'seconds', 20), option(args, 'rate', 1_000));
+  await freshness(numberOption(args, 'seconds', 20), numberOption(args, 'rate', 1_000));
 }

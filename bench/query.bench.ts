@@ -20,6 +20,7 @@ import { loadConfig } from '../libs/config/config.ts';
 import { generateFacts } from '../libs/demo/fact-generator.ts';
 import { projectionFreshness } from '../libs/projection/freshness.ts';
 import { backfillRollups } from '../libs/projection/rollup-backfill.ts';
+import { textOption } from './options.ts';
 import { percentile } from './percentile.ts';
 
 const BUSINESSES = Array.from({ length: 20 }, (_, i) => `biz-${i}`);
@@ -78,16 +79,11 @@ const engineLimits = (deps: AnalyticsDeps) => ({
   maxMemoryBytes: deps.maxMemoryBytes,
 });
 
-const option = (args: string[], name: string, fallback: string) => {
-  const at = args.indexOf(`--${name}`);
-  return at >= 0 && args[at + 1] ? (args[at + 1] as string) : fallback;
-};
-
 export async function run(args: string[]): Promise<void> {
-  const sizes = option(args, 'facts', '1000000,10000000').split(',').map(Number);
-  const requests = Number(option(args, 'requests', '30'));
-  const factsRequests = Number(option(args, 'facts-requests', '5'));
-  const root = option(args, 'data-root', '');
+  const sizes = textOption(args, 'facts', '1000000,10000000').split(',').map(Number);
+  const requests = Number(textOption(args, 'requests', '30'));
+  const factsRequests = Number(textOption(args, 'facts-requests', '5'));
+  const root = textOption(args, 'data-root', '');
   const rows: string[] = [];
   const cacheRows: string[] = [];
   process.stdout.write(
