@@ -48,8 +48,12 @@ function churn(url: string, pretenuring: 'on' | 'off'): Promise<Promotion> {
   });
 }
 
-/** Node 20's V8 (11.x) is the one whose pretenuring promotes `pg`'s rows; Node 24's does not. */
+/**
+ * Node 20's V8 (11.x) is the one whose pretenuring promotes `pg`'s rows. Node 24's promotes about
+ * a quarter of them too, with the setting or without it: a cause the setting does not touch.
+ */
 const MISFIRING_V8 = Number(process.versions.v8.split('.')[0]) < 12;
+const share = (p: Promotion) => p.promoted / p.allocated;
 
 describe("the server's V8 young generation under pg result rows", () => {
   let database: TestDatabase;
@@ -60,17 +64,16 @@ describe("the server's V8 young generation under pg result rows", () => {
     await database.drop();
   });
 
-  it('promotes almost nothing of the rows once the server module has turned pretenuring off', async () => {
+  it(MISFIRING_V8
+    ? "promotes a large share of them with V8's default, almost nothing once the server's module has turned pretenuring off"
+    : 'promotes as much with the server module as without it (nothing for the setting to undo here)', async () => {
+    const on = await churn(database.url, 'on');
     const off = await churn(database.url, 'off');
-    expect(off.promoted / off.allocated).toBeLessThan(0.02);
-  }, 120_000);
-
-  it.runIf(MISFIRING_V8)(
-    "promotes a large share of them with V8's default (why the module exists)",
-    async () => {
-      const on = await churn(database.url, 'on');
-      expect(on.promoted / on.allocated).toBeGreaterThan(0.05);
-    },
-    120_000,
-  );
+    if (MISFIRING_V8) {
+      expect(share(on)).toBeGreaterThan(0.05);
+      expect(share(off)).toBeLessThan(0.02);
+    } else {
+      expect(Math.abs(share(on) - share(off))).toBeLessThan(0.05);
+    }
+  }, 240_000);
 });
