@@ -9,9 +9,6 @@
 // and service do not share an event loop; `--cpu-profile` writes its V8 profile to DIR. Each
 // figure also prints where the CPU went (service, load generator, Postgres): on a small box
 // they share the cores.
-// The raw clients below run with the server's V8 setting too, so the ceiling they set is not
-// lowered by the promotion of pg's rows that the setting avoids (see the file).
-import '../apps/server/v8-pretenuring.ts';
 import { type ChildProcess, spawn } from 'node:child_process';
 import fs from 'node:fs/promises';
 import os from 'node:os';
@@ -34,7 +31,7 @@ import type { Target } from './bench-target.ts';
 import { formatSplit, startCpuSplit } from './cpu-split.ts';
 import { numberOption } from './options.ts';
 import { lingerFromEnvironment } from './projector-linger.ts';
-import { rawRate } from './raw-rate.ts';
+import { rawQuery, rawRate } from './raw-rate.ts';
 import { searchFigures, walkFigures } from './search-walk.ts';
 import { sideBySide } from './side-by-side.ts';
 
@@ -193,19 +190,21 @@ async function creationFigures(target: Target, db: Db): Promise<void> {
   try {
     raw = await rawRate(target.pool, 32, target.seconds, async (client) => {
       const gid = `raw-${process.pid}-${n++}`;
-      await client.query('begin');
-      await client.query(
+      await rawQuery(client, 'begin');
+      await rawQuery(
+        client,
         `insert into tasks (gid, business, name, project, status, created_at, updated_at,
            created_project, created_status)
          values ($1, 'bench', 'raw', 'p', 'open', now(), now(), 'p', 'open')`,
         [gid],
       );
-      await client.query(
+      await rawQuery(
+        client,
         `insert into outbox (kind, business, task_gid, payload, occurred_at)
          values ('task_created', 'bench', $1, $2, now())`,
         [gid, JSON.stringify({ name: 'raw', status: 'open' })],
       );
-      await client.query('commit');
+      await rawQuery(client, 'commit');
     });
   } finally {
     if (target.pid !== undefined) process.kill(target.pid, 'SIGCONT');

@@ -2,6 +2,24 @@ import type pg from 'pg';
 import { percentile } from './percentile.ts';
 
 /**
+ * A statement sent the way Cairn's Postgres adapter sends it: the callback goes with it, not
+ * pg's promise, which would leave the raw client promoting its rows in every young-generation
+ * collection (see `send` in libs/storage/postgres.ts) and lower the ceiling it stands for.
+ */
+export function rawQuery(
+  client: pg.PoolClient,
+  statement: string | pg.QueryConfig,
+  values?: unknown[],
+): Promise<pg.QueryResult> {
+  return new Promise((resolve, reject) => {
+    const done = (error: Error | null, result: pg.QueryResult) =>
+      error ? reject(error) : resolve(result);
+    if (typeof statement === 'string') client.query(statement, values ?? [], done);
+    else client.query(statement, done);
+  });
+}
+
+/**
  * `workers` loops, each on its own pooled connection, for `seconds`: operations per second and
  * each operation's latency, timed as autocannon times a request (from send to answer).
  */

@@ -4,7 +4,7 @@ import { createHash } from 'node:crypto';
 import autocannon from 'autocannon';
 import type { Target } from './bench-target.ts';
 import { formatSplit, startCpuSplit } from './cpu-split.ts';
-import { rawRate } from './raw-rate.ts';
+import { rawQuery, rawRate } from './raw-rate.ts';
 
 /**
  * One figure: `path` through the service, then `statements` in turn on one raw connection,
@@ -30,7 +30,7 @@ export async function sideBySide(
   const rawCpu = startCpuSplit(undefined);
   const raw = await rawRate(target.pool, connections, target.seconds, async (client) => {
     for (const statement of statements)
-      await client.query(statement.sql, [...statement.parameters]);
+      await rawQuery(client, statement.sql, [...statement.parameters]);
   });
   // The same statements, every one named and prepared (the service leaves those with a star
   // unnamed): the ratio against this client says how much of the figure is owed to preparing.
@@ -42,7 +42,7 @@ export async function sideBySide(
   }));
   const prepared = await rawRate(target.pool, connections, target.seconds, async (client) => {
     for (const { name, text, parameters } of named) {
-      await client.query({ name, text, values: [...parameters] });
+      await rawQuery(client, { name, text, values: [...parameters] });
     }
   });
   const rate = http.requests.average;

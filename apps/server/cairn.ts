@@ -1,5 +1,3 @@
-// First, so it is set before anything runs a statement: see the file.
-import './v8-pretenuring.ts';
 import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type express from 'express';

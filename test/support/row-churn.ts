@@ -1,17 +1,29 @@
-// A child process for test/v8-pretenuring.test.ts: reads `QUERIES` results of 100 rows each
-// through Cairn's own Postgres adapter, one at a time, under `--trace-gc-nvp` (the test reads
-// V8's young-generation figures from stdout). With `PRETENURING=off` it first imports the
-// module the server imports first.
+// A child process for test/pg-row-promotion.test.ts: reads `QUERIES` results of 100 rows each,
+// one at a time, under `--trace-gc-nvp` (the test reads V8's young-generation figures from
+// stdout). `VIA=cairn` sends them through Cairn's own Postgres adapter; `VIA=pg` through a pg
+// client's own promise with its `query_timeout`, the way the adapter sent them before.
 import { sql } from 'kysely';
+import pg from 'pg';
 import { openPostgres } from '../../libs/storage/postgres.ts';
 
-if (process.env.PRETENURING === 'off') await import('../../apps/server/v8-pretenuring.ts');
-const postgres = await openPostgres({ url: process.env.DATABASE_URL!, poolSize: 1 });
-try {
-  for (let i = 0; i < Number(process.env.QUERIES); i++) {
-    await sql`select 'task-' || n as gid, 'a task named ' || n as name, n as edge_id
-      from generate_series(1, 100) as n`.execute(postgres.db);
+const STATEMENT = `select 'task-' || n as gid, 'a task named ' || n as name, n as edge_id
+  from generate_series(1, 100) as n`;
+const queries = Number(process.env.QUERIES);
+const url = process.env.DATABASE_URL!;
+
+if (process.env.VIA === 'cairn') {
+  const postgres = await openPostgres({ url, poolSize: 1 });
+  try {
+    for (let i = 0; i < queries; i++) await sql.raw(STATEMENT).execute(postgres.db);
+  } finally {
+    await postgres.close();
   }
-} finally {
-  await postgres.close();
+} else {
+  const client = new pg.Client({ connectionString: url, query_timeout: 30_000 });
+  await client.connect();
+  try {
+    for (let i = 0; i < queries; i++) await client.query(STATEMENT);
+  } finally {
+    await client.end();
+  }
 }
