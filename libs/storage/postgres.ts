@@ -194,9 +194,12 @@ function boundedClient(timeouts: PostgresTimeouts, prepare: boolean): typeof pg.
       // biome-ignore lint/suspicious/noExplicitAny: see query.
       const query = super.query as (...a: any[]) => any;
       const sent = named ? [named] : args;
-      // A caller-supplied callback or Query object goes to pg as it came.
+      // Kysely sends text and values. A caller's own callback or Query object (a cursor) would
+      // go around the read limit below, so it is refused rather than left unbounded.
       if (sent.some((arg) => typeof arg === 'function') || typeof sent[0]?.submit === 'function') {
-        return query.apply(this, sent);
+        return Promise.reject(
+          new TypeError('Statements go through Kysely: text and values, no callback or cursor'),
+        );
       }
       // The client's own read limit and a callback handed over with the statement, rather than
       // pg's promise and its `query_timeout`: both of those give the Query its callback after
