@@ -1,5 +1,7 @@
 import http, { type IncomingMessage, type ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
+import v8 from 'node:v8';
+import vm from 'node:vm';
 import express from 'express';
 import { describe, expect, it } from 'vitest';
 import { expressMessages } from '../libs/http/express-messages.ts';
@@ -47,4 +49,41 @@ describe('requests born as Express objects', () => {
     }
     expect(seen).toEqual([[cairn.app.request, cairn.app.response]]);
   });
+
+  it('keeps the live response an object with fast properties, not a hash table', async () => {
+    const responses: ServerResponse[] = [];
+    const look = (_req: IncomingMessage, res: ServerResponse) => {
+      responses.push(res);
+    };
+    cairn.server.prependListener('request', look);
+    try {
+      const answer = await request(cairn.url, 'GET', '/api/v1/tasks?per_page=1', {
+        headers: cairn.auth,
+      });
+      expect(answer.status).toBe(200);
+    } finally {
+      cairn.server.removeListener('request', look);
+    }
+    expect(responses).toHaveLength(1);
+    // Before: Node's constructor ran on an object sized for a wrapper, and the answered response
+    // had become a dictionary-mode object.
+    expect(hasFastProperties(responses[0]!)).toBe(true);
+    expect(
+      hasFastProperties(
+        new (expressMessages(express()).ServerResponse)(
+          new http.IncomingMessage(null as unknown as Socket),
+        ),
+      ),
+    ).toBe(true);
+  });
 });
+
+/** V8's own answer, from a context of its own so nothing else in the process sees the syntax. */
+function hasFastProperties(value: object): boolean {
+  v8.setFlagsFromString('--allow-natives-syntax');
+  try {
+    return (vm.runInNewContext('(o) => %HasFastProperties(o)') as (o: object) => boolean)(value);
+  } finally {
+    v8.setFlagsFromString('--no-allow-natives-syntax');
+  }
+}
