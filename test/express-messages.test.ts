@@ -31,43 +31,43 @@ describe('requests born as Express objects', () => {
     expect(res.statusCode).toBe(200);
   });
 
-  it('hands the live server requests that already are the app request, and answers them', async () => {
-    const seen: Array<[IncomingMessage, ServerResponse]> = [];
-    // Ahead of Express's own listener, which would re-parent a plain Node request.
+  /**
+   * One request through the live server, with what the server made for it: the request and
+   * response, and their prototypes as they arrived, ahead of Express's own listener (which
+   * would re-parent a plain Node request).
+   */
+  async function liveRequest() {
+    const arrived: Array<{ res: ServerResponse; prototypes: [unknown, unknown] }> = [];
     const look = (req: IncomingMessage, res: ServerResponse) => {
-      seen.push([Object.getPrototypeOf(req), Object.getPrototypeOf(res)]);
+      arrived.push({ res, prototypes: [Object.getPrototypeOf(req), Object.getPrototypeOf(res)] });
     };
     cairn.server.prependListener('request', look);
     try {
       const answer = await request(cairn.url, 'GET', '/api/v1/tasks?per_page=1', {
         headers: cairn.auth,
       });
-      expect(answer.status).toBe(200);
-      expect(answer.headers.get('x-request-id')).toMatch(/^[0-9a-f-]{36}$/);
+      return { answer, arrived };
     } finally {
       cairn.server.removeListener('request', look);
     }
-    expect(seen).toEqual([[cairn.app.request, cairn.app.response]]);
+  }
+
+  it('hands the live server requests that already are the app request, and answers them', async () => {
+    const { answer, arrived } = await liveRequest();
+    expect(answer.status).toBe(200);
+    expect(answer.headers.get('x-request-id')).toMatch(/^[0-9a-f-]{36}$/);
+    expect(arrived.map(({ prototypes }) => prototypes)).toEqual([
+      [cairn.app.request, cairn.app.response],
+    ]);
   });
 
   it('keeps the live response an object with fast properties, not a hash table', async () => {
-    const responses: ServerResponse[] = [];
-    const look = (_req: IncomingMessage, res: ServerResponse) => {
-      responses.push(res);
-    };
-    cairn.server.prependListener('request', look);
-    try {
-      const answer = await request(cairn.url, 'GET', '/api/v1/tasks?per_page=1', {
-        headers: cairn.auth,
-      });
-      expect(answer.status).toBe(200);
-    } finally {
-      cairn.server.removeListener('request', look);
-    }
-    expect(responses).toHaveLength(1);
+    const { answer, arrived } = await liveRequest();
+    expect(answer.status).toBe(200);
+    expect(arrived).toHaveLength(1);
     // Before: Node's constructor ran on an object sized for a wrapper, and the answered response
     // had become a dictionary-mode object.
-    expect(hasFastProperties(responses[0]!)).toBe(true);
+    expect(hasFastProperties(arrived[0]!.res)).toBe(true);
     expect(
       hasFastProperties(
         new (expressMessages(express()).ServerResponse)(
