@@ -112,6 +112,16 @@ describe('loadConfig', () => {
     );
   });
 
+  it('shares one pipelined Postgres connection for reads unless told otherwise', () => {
+    expect(loadConfig({}).postgresSharedConnections).toBe(1);
+    expect(loadConfig({ CAIRN_PG_SHARED_CONNECTIONS: '0' }).postgresSharedConnections).toBe(0);
+    expect(loadConfig({ CAIRN_PG_SHARED_CONNECTIONS: '4' }).postgresSharedConnections).toBe(4);
+    expect(() => loadConfig({ CAIRN_PG_SHARED_CONNECTIONS: '-1' })).toThrow(
+      /CAIRN_PG_SHARED_CONNECTIONS/,
+    );
+    expect(() => loadConfig({ CAIRN_PG_SHARED_CONNECTIONS: 'two' })).toThrow(ConfigError);
+  });
+
   it('reads the Redis command timeout and circuit breaker settings', () => {
     expect(loadConfig({}).redisLimits).toEqual({
       commandTimeoutMs: 500,

@@ -66,6 +66,12 @@ export interface Config {
    * pooler in transaction mode that does not carry them between connections. @defaultValue true
    */
   readonly postgresPrepare: boolean;
+  /**
+   * Pipelined connections that statements outside a transaction share, besides the pool that
+   * transactions use; 0 sends every statement through the pool (a pooler that cannot pipeline).
+   * @defaultValue 1
+   */
+  readonly postgresSharedConnections: number;
   /** The largest answer kept for an Idempotency-Key replay, as JSON bytes. @defaultValue 262144 */
   readonly idempotencyMaxResponseBytes: number;
   /** Limits on client connections, so slow or numerous clients cannot hold the server. */
@@ -259,6 +265,7 @@ export function loadConfig(env: Env = process.env): Config {
       acquireMs: integer('CAIRN_PG_ACQUIRE_TIMEOUT_MS', 5_000, 100, 600_000),
     }),
     postgresPrepare: toggle('CAIRN_PG_PREPARE', true),
+    postgresSharedConnections: integer('CAIRN_PG_SHARED_CONNECTIONS', 1, 0, 64),
     idempotencyMaxResponseBytes: integer(
       'CAIRN_IDEMPOTENCY_MAX_RESPONSE_BYTES',
       262_144,

@@ -29,7 +29,12 @@ type EngineConfig = Pick<
   | 'dataDir'
   | 'dataPaths'
 > &
-  Partial<Pick<Config, 'postgresTimeouts' | 'redisLimits' | 'postgresPrepare'>>;
+  Partial<
+    Pick<
+      Config,
+      'postgresTimeouts' | 'redisLimits' | 'postgresPrepare' | 'postgresSharedConnections'
+    >
+  >;
 
 /** Opens Postgres, ClickHouse and the queue (servers where configured, embedded otherwise), migrated. */
 export async function openEngines(
@@ -42,6 +47,7 @@ export async function openEngines(
     dataDir: config.dataPaths.postgres,
     timeouts: config.postgresTimeouts,
     prepare: config.postgresPrepare,
+    sharedConnections: config.postgresSharedConnections,
   });
   let clickhouse: ClickHouse | undefined;
   try {

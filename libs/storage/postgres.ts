@@ -9,6 +9,7 @@ import type { Database } from './database.ts';
 import { PGliteDialect } from './pglite-dialect.ts';
 import { lockDataDir } from './pglite-lock.ts';
 import { type ListenHandlers, type Listening, listenOnServer } from './postgres-listen.ts';
+import { SharedConnections, SharedReadsDialect } from './postgres-shared-reads.ts';
 
 export type { ListenHandlers, Listening };
 
@@ -36,7 +37,15 @@ export interface PostgresOptions {
   timeouts?: PostgresTimeouts | undefined;
   /** Server statements with parameters run as named prepared statements (config.postgresPrepare). */
   prepare?: boolean | undefined;
+  /**
+   * Pipelined connections that statements outside a transaction share (config.
+   * postgresSharedConnections); 0 sends each through the pool.
+   */
+  sharedConnections?: number | undefined;
 }
+
+/** One server process keeps pace with one event loop; more only spreads the wake-ups. */
+export const DEFAULT_SHARED_CONNECTIONS = 1;
 
 /** What a server connection waits for at most, unless configured otherwise. */
 export const DEFAULT_POSTGRES_TIMEOUTS: PostgresTimeouts = {
@@ -66,16 +75,7 @@ export async function openPostgres(options: PostgresOptions): Promise<Postgres> 
   const unlock =
     !options.url && options.dataDir ? await lockDataDir(`${options.dataDir}.lock`) : undefined;
   const pglite = options.url ? undefined : await openPGlite(options.dataDir);
-  const dialect = pglite
-    ? new PGliteDialect(pglite)
-    : new PostgresDialect({
-        pool: createPool(
-          options.url as string,
-          options.poolSize ?? 10,
-          options.timeouts ?? DEFAULT_POSTGRES_TIMEOUTS,
-          options.prepare ?? true,
-        ),
-      });
+  const dialect = pglite ? new PGliteDialect(pglite) : serverDialect(options);
   const db = new Kysely<Database>({ dialect });
   return {
     db,
@@ -100,23 +100,44 @@ export async function openPostgres(options: PostgresOptions): Promise<Postgres> 
   };
 }
 
+/** Kysely's dialect for a server: a pool, and the shared connections unless configured off. */
+function serverDialect(options: PostgresOptions): PostgresDialect {
+  const url = options.url as string;
+  const timeouts = options.timeouts ?? DEFAULT_POSTGRES_TIMEOUTS;
+  const Client = boundedClient(timeouts, options.prepare ?? true);
+  const pool = createPool(url, options.poolSize ?? 10, timeouts, Client);
+  const shared = options.sharedConnections ?? DEFAULT_SHARED_CONNECTIONS;
+  if (shared === 0) return new PostgresDialect({ pool });
+  return new SharedReadsDialect(
+    { pool },
+    new SharedConnections(shared, () => {
+      const client = new Client({ connectionString: url, types: PG_TYPES });
+      // Errors reach the statements on the wire; the connection is then replaced.
+      client.on('error', () => {});
+      return client;
+    }),
+  );
+}
+
+const PG_TYPES = {
+  getTypeParser: ((oid: number, format?: string) =>
+    pgParsers[oid] ??
+    pg.types.getTypeParser(oid, format as 'text')) as typeof pg.types.getTypeParser,
+};
+
 function createPool(
   url: string,
   max: number,
   timeouts: PostgresTimeouts,
-  prepare: boolean,
+  Client: typeof pg.Client,
 ): pg.Pool {
   const pool = new pg.Pool({
     connectionString: url,
     max,
     // pg-pool waits this long for a free connection; each Client below has its own connect limit.
     connectionTimeoutMillis: waitLimit(timeouts.acquireMs, timeouts),
-    Client: boundedClient(timeouts, prepare),
-    types: {
-      getTypeParser: ((oid: number, format?: string) =>
-        pgParsers[oid] ??
-        pg.types.getTypeParser(oid, format as 'text')) as typeof pg.types.getTypeParser,
-    },
+    Client,
+    types: PG_TYPES,
   });
   // An idle client losing its server (restart, failover) must not crash the process; the pool
   // drops it and the next query gets a fresh connection.
