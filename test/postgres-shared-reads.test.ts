@@ -95,6 +95,26 @@ describe('statements outside a transaction on a Postgres server', () => {
     await slow;
   });
 
+  it('send a statement that was slow the last time to the pool, and back once it is fast', async () => {
+    const sharedPid = await backend(shared.db);
+    const timed = (seconds: number) =>
+      sql<{ pid: number }>`select pg_backend_pid() as pid, pg_sleep(${seconds})`
+        .execute(shared.db)
+        .then((result) => result.rows[0]!.pid);
+    expect(await timed(0.05)).toBe(sharedPid);
+    // Slow the last time: both go to the pool, side by side rather than one behind the other.
+    const [first, second] = await Promise.all([timed(0), timed(0)]);
+    expect(first).not.toBe(sharedPid);
+    expect(second).not.toBe(sharedPid);
+    expect(first).not.toBe(second);
+    // Fast on the pool: the next one shares the connection again (a busy machine can make a
+    // trivial statement take 20 ms now and then; it is then tried again).
+    let back = false;
+    for (let attempt = 0; attempt < 20 && !back; attempt += 1)
+      back = (await timed(0)) === sharedPid;
+    expect(back).toBe(true);
+  });
+
   it('replace a shared connection whose server process ended', async () => {
     const before = await backend(shared.db);
     const admin = new pg.Client({ connectionString: database.url });

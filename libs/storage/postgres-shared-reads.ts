@@ -18,6 +18,16 @@ import type pg from 'pg';
 const STALLED_MS = 100;
 
 /**
+ * A statement that took the server longer than this the last time it ran goes to the pool, so
+ * it never sits in front of short ones; one that took less comes back to a shared connection.
+ * A page of dependents takes well under a millisecond; a walk of a large graph, a name search
+ * matching many tasks or a count over many takes tens to hundreds.
+ */
+const SLOW_MS = 10;
+/** Statement texts whose time is kept (they come from a few shapes each); others count as short. */
+const MAX_TIMED_TEXTS = 1_024;
+
+/**
  * Kysely's Postgres dialect with statements outside a transaction sent down shared, pipelined
  * connections (Npgsql calls this multiplexing) instead of each checking a pool connection out
  * and back in. On a pool, every concurrent read wakes its own server process and waits for it;
@@ -31,7 +41,8 @@ const STALLED_MS = 100;
  * driver learns of it from Kysely's `beginTransaction`, never by reading the SQL. A statement
  * queued behind a slow one waits for it, so a shared connection whose oldest statement has run
  * for more than `STALLED_MS` takes no more: when every one is in that state, statements go to
- * the pool as before.
+ * the pool as before. A statement that took more than `SLOW_MS` the last time goes to the pool
+ * from the start.
  */
 export class SharedReadsDialect extends PostgresDialect {
   readonly #shared: SharedConnections;
@@ -115,20 +126,22 @@ class DeferredConnection implements DatabaseConnection {
 
   executeQuery<R>(query: CompiledQuery): Promise<QueryResult<R>> {
     if (this.#own) return this.#own.executeQuery(query);
-    const connection = this.shared.pick();
-    return connection ? connection.run<R>(query) : this.onPool(query);
+    const connection = this.shared.slow(query.sql) ? undefined : this.shared.pick();
+    return connection ? connection.run<R>(query, this.shared) : this.onPool(query);
   }
 
   async *streamQuery<R>(query: CompiledQuery, chunkSize?: number) {
     yield* (await this.pin()).streamQuery<R>(query, chunkSize);
   }
 
-  /** Every shared connection is held up by a slow statement: this one takes a pool connection. */
+  /** A slow statement, or every shared connection held up by one: a pool connection. */
   private async onPool<R>(query: CompiledQuery): Promise<QueryResult<R>> {
     const connection = await this.pool.acquireConnection();
+    const sent = performance.now();
     try {
       return await connection.executeQuery<R>(query);
     } finally {
+      this.shared.took(query.sql, performance.now() - sent);
       await this.pool.releaseConnection(connection);
     }
   }
@@ -138,6 +151,8 @@ class DeferredConnection implements DatabaseConnection {
 export class SharedConnections {
   readonly #slots: Array<SharedConnection | undefined>;
   readonly #open: () => pg.Client;
+  /** How long each statement text took the server the last time it ran, in ms. */
+  readonly #took = new Map<string, number>();
   #closed = false;
 
   constructor(count: number, open: () => pg.Client) {
@@ -163,6 +178,16 @@ export class SharedConnections {
     return best;
   }
 
+  /** Whether `text` took longer than `SLOW_MS` the last time: it then runs on the pool. */
+  slow(text: string): boolean {
+    return (this.#took.get(text) ?? 0) > SLOW_MS;
+  }
+
+  took(text: string, ms: number): void {
+    if (this.#took.size >= MAX_TIMED_TEXTS && !this.#took.has(text)) return;
+    this.#took.set(text, ms);
+  }
+
   async close(): Promise<void> {
     this.#closed = true;
     await Promise.all(this.#slots.map((slot) => slot?.close()));
@@ -173,6 +198,7 @@ class SharedConnection {
   /** When each statement on the wire was sent, oldest first: they are answered in order. */
   readonly #sent: number[] = [];
   readonly #client: pg.Client;
+  #lastAnswer = 0;
   ended = false;
 
   constructor(client: pg.Client) {
@@ -195,7 +221,10 @@ class SharedConnection {
     return oldest !== undefined && now - oldest > STALLED_MS;
   }
 
-  async run<R>(query: CompiledQuery): Promise<QueryResult<R>> {
+  async run<R>(
+    query: CompiledQuery,
+    timing: Pick<SharedConnections, 'took'>,
+  ): Promise<QueryResult<R>> {
     this.#sent.push(performance.now());
     try {
       const { command, rowCount, rows } = await this.#client.query(query.sql, [
@@ -212,7 +241,12 @@ class SharedConnection {
         rows: (rows ?? []) as R[],
       };
     } finally {
-      this.#sent.shift();
+      // The server starts on a statement once it has sent the answer before it: what this one
+      // took on its own, without the wait behind the statements ahead of it.
+      const answered = performance.now();
+      const sent = this.#sent.shift() ?? answered;
+      timing.took(query.sql, answered - Math.max(sent, this.#lastAnswer));
+      this.#lastAnswer = answered;
     }
   }
 
