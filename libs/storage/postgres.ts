@@ -45,7 +45,7 @@ export interface PostgresOptions {
 }
 
 /** One server process keeps pace with one event loop; more only spreads the wake-ups. */
-export const DEFAULT_SHARED_CONNECTIONS = 1;
+const DEFAULT_SHARED_CONNECTIONS = 1;
 
 /** What a server connection waits for at most, unless configured otherwise. */
 export const DEFAULT_POSTGRES_TIMEOUTS: PostgresTimeouts = {
@@ -110,12 +110,8 @@ function serverDialect(options: PostgresOptions): PostgresDialect {
   if (shared === 0) return new PostgresDialect({ pool });
   return new SharedReadsDialect(
     { pool },
-    new SharedConnections(shared, () => {
-      const client = new Client({ connectionString: url, types: PG_TYPES });
-      // Errors reach the statements on the wire; the connection is then replaced.
-      client.on('error', () => {});
-      return client;
-    }),
+    // Each shared connection listens for its own errors (postgres-shared-reads.ts).
+    new SharedConnections(shared, () => new Client({ connectionString: url, types: PG_TYPES })),
   );
 }
 
