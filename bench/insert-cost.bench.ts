@@ -4,7 +4,8 @@
 // per process), the views outside the set are dropped and those in it re-created from their own
 // statements, and batches of `--rows` facts go in through the projector's own insert
 // (`insertFacts`, deduplication token and all). Prints the process's CPU and the wall time per
-// insert; the difference between two rows is what a view adds to every insert.
+// insert; the difference between two rows is what a view adds to every insert. Every view is
+// measured twice: as the projector plans it (the older planner) and with the analyzer.
 import fs from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
@@ -15,6 +16,9 @@ import { migrateClickHouse, openClickHouse } from '../libs/storage/clickhouse.ts
 import { numberOption, textOption } from './options.ts';
 
 const WARM_INSERTS = 5;
+
+/** How an insert plans its views: as the projector sends it, or with ClickHouse's analyzer. */
+type Planner = 'as shipped' | 'analyzer';
 
 export async function run(args: string[]): Promise<void> {
   const rows = numberOption(args, 'rows', 300);
@@ -33,19 +37,35 @@ export async function run(args: string[]): Promise<void> {
     console.log('views kept                        cpu ms/insert  of it kernel  wall ms/insert');
     const names = [...views.keys()];
     let factId = 0;
-    const insert = () => {
+    const insert = (planner: Planner) => {
       const batch = Array.from({ length: rows }, () => fact(++factId));
-      return insertFacts(client, 'facts', batch, `insert-cost:${factId}`);
+      const token = `insert-cost:${factId}`;
+      if (planner === 'as shipped') return insertFacts(client, 'facts', batch, token);
+      // The same insert planned by the analyzer, to show what the projector's setting saves.
+      return client.insert({
+        table: 'facts',
+        values: batch,
+        format: 'JSONEachRow',
+        clickhouse_settings: { insert_deduplication_token: token, allow_experimental_analyzer: 1 },
+      });
     };
-    for (const kept of [names, [], ...names.map((name) => [name])]) {
+    // The two planners in turns, as the kernel's share moves from run to run.
+    const runs: Array<[string[], Planner]> = [];
+    for (let round = 0; round < 3; round++) runs.push([names, 'as shipped'], [names, 'analyzer']);
+    runs.push(
+      [[], 'as shipped'],
+      ...names.map((name): [string[], Planner] => [[name], 'as shipped']),
+    );
+    for (const [kept, planner] of runs) {
       for (const name of names) await client.command({ query: `drop view if exists ${name}` });
       for (const name of kept) await client.command({ query: views.get(name)! });
-      for (let i = 0; i < WARM_INSERTS; i++) await insert();
+      for (let i = 0; i < WARM_INSERTS; i++) await insert(planner);
       const cpu = process.cpuUsage();
       const started = performance.now();
-      for (let i = 0; i < inserts; i++) await insert();
+      for (let i = 0; i < inserts; i++) await insert(planner);
       const used = process.cpuUsage(cpu);
-      const label = kept.length === names.length ? `all ${names.length}` : (kept[0] ?? 'none');
+      const all = `all ${names.length}${planner === 'analyzer' ? ', analyzer' : ''}`;
+      const label = kept.length === names.length ? all : (kept[0] ?? 'none');
       const cells = [
         ((used.user + used.system) / 1000 / inserts).toFixed(1).padStart(13),
         (used.system / 1000 / inserts).toFixed(1).padStart(12),

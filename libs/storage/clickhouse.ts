@@ -44,6 +44,8 @@ export const BASE_SETTINGS: ClickHouseSettings = {
   distributed_foreground_insert: 1,
   // The rollup backfill reads a cluster's shards locally ('local'); everything else keeps the default.
   distributed_product_mode: 'deny',
+  // The projector's inserts turn it off (projector.ts); everything else runs on the analyzer.
+  allow_experimental_analyzer: 1,
 };
 
 export async function openClickHouse(options: ClickHouseOptions): Promise<ClickHouse> {
