@@ -4,8 +4,9 @@
 // per process), the views outside the set are dropped and those in it re-created from their own
 // statements, and batches of `--rows` facts go in through the projector's own insert
 // (`insertFacts`, deduplication token and all). Prints the process's CPU and the wall time per
-// insert; the difference between two rows is what a view adds to every insert. Every view is
-// measured twice: as the projector plans it (the older planner) and with the analyzer.
+// insert; the difference between two rows is what a view adds to every insert. Every view
+// together is measured three times in turns with the same insert planned by the analyzer (the
+// projector's inserts use the older planner).
 import fs from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
