@@ -3,11 +3,21 @@ import fs from 'node:fs/promises';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describeRefusal } from '../apps/cli/server-answer.ts';
 import { authenticate } from '../libs/auth/token.service.ts';
 import { openPostgres } from '../libs/storage/postgres.ts';
 import { useCairn } from './support/cairn.ts';
-import { tempDir } from './support/engines.ts';
+import { tempDir, useMigratedPostgres } from './support/engines.ts';
 import { http } from './support/http.ts';
+
+/** What a failed CLI run printed, or undefined when it succeeded. */
+const failureOf = (running: Promise<unknown>) =>
+  running.then(
+    () => undefined,
+    (error: { code: number; stdout: string; stderr: string }) => error,
+  );
+
+const NO_TASKS = (business: string) => `warning: business "${business}" has no tasks yet.`;
 
 const run = promisify(execFile);
 const TSX = path.resolve('node_modules/.bin/tsx');
@@ -54,7 +64,7 @@ describe('tokens CLI on the embedded engine', () => {
 
     await cli('revoke', id);
     expect((await cli('list')).stdout).toContain(`${id}  revoked`);
-  }, 90_000);
+  }, 180_000);
 
   it('refuses bad input and an embedded database another process holds', async () => {
     await expect(
@@ -69,7 +79,91 @@ describe('tokens CLI on the embedded engine', () => {
     } finally {
       await held.close();
     }
-  }, 60_000);
+  }, 120_000);
+
+  it('says why a token id is wrong, in words', async () => {
+    const failure = await failureOf(cli('revoke', 'tok_nope'));
+    expect(failure).toMatchObject({ code: 1, stdout: '' });
+    expect(failure!.stderr).toContain(
+      'error: tok_nope is not a token id (tok_ and 16 hex digits, as create and list print):\n' +
+        "  id: String should match pattern '^tok_[0-9a-f]{16}$'",
+    );
+    expect(failure!.stderr).not.toContain('[object Object]');
+  }, 180_000);
+
+  it('issues a token for a business with no tasks, warning that it has none', async () => {
+    const created = await cli(
+      'create',
+      '--name',
+      'typo',
+      '--scopes',
+      'workflows:read',
+      '--business',
+      'nope',
+    );
+    expect(created.stdout).toMatch(/^Created tok_[0-9a-f]{16} /);
+    expect(created.stderr).toContain(NO_TASKS('nope'));
+  }, 180_000);
+});
+
+describe('tokens CLI on a Postgres server (DATABASE_URL)', () => {
+  const scratch = useMigratedPostgres();
+
+  it('needs no data directory, and warns only of the businesses without tasks', async () => {
+    const parent = await tempDir();
+    const dataDir = path.join(parent, 'never-made');
+    const now = new Date();
+    await scratch.pg.db
+      .insertInto('tasks')
+      .values({
+        gid: 'cli-warn-1',
+        business: 'acme',
+        name: 'x',
+        project: null,
+        assignee: null,
+        due_on: null,
+        created_at: now,
+        updated_at: now,
+        completed_at: null,
+        created_project: null,
+        created_assignee: null,
+        created_status: 'open',
+        first_completed_at: null,
+      })
+      .execute();
+    try {
+      const created = await run(
+        TSX,
+        [
+          'apps/cli/main.ts',
+          'tokens',
+          'create',
+          '--name',
+          'srv',
+          '--scopes',
+          'analytics:read',
+          '--business',
+          'acme',
+          '--business',
+          'nope',
+        ],
+        {
+          env: {
+            ...process.env,
+            DATA_DIR: dataDir,
+            DATABASE_URL: scratch.url,
+            LOG_LEVEL: 'silent',
+          },
+        },
+      );
+      expect(created.stdout).toMatch(/^Created tok_[0-9a-f]{16} /);
+      expect(created.stderr).toContain(NO_TASKS('nope'));
+      expect(created.stderr).not.toContain(NO_TASKS('acme'));
+      await expect(fs.stat(dataDir)).rejects.toMatchObject({ code: 'ENOENT' });
+    } finally {
+      await fs.rm(parent, { recursive: true, force: true });
+    }
+  }, 180_000);
 });
 
 describe('tokens CLI while the embedded server runs on the same DATA_DIR', () => {
@@ -115,4 +209,56 @@ describe('tokens CLI while the embedded server runs on the same DATA_DIR', () =>
       stderr: expect.stringContaining(`token ${id} does not exist or is already revoked`),
     });
   }, 90_000);
+
+  it('warns of a business without tasks, seen through the server with the new token', async () => {
+    const writer = await cairn.token({ businesses: ['acme'] });
+    const task = await http(cairn.url, 'POST', '/api/v1/tasks', {
+      body: { business: 'acme', name: 'seen' },
+      headers: writer,
+    });
+    expect(task.status).toBe(201);
+    const created = await cli(
+      'create',
+      '--name',
+      'two',
+      '--scopes',
+      'workflows:read',
+      '--business',
+      'acme',
+      '--business',
+      'nope',
+    );
+    expect(created.stdout).toMatch(/^Created tok_[0-9a-f]{16} /);
+    expect(created.stderr).toContain(NO_TASKS('nope'));
+    expect(created.stderr).not.toContain(NO_TASKS('acme'));
+  }, 180_000);
+
+  it("reads the server's refusals as title and detail, and field errors as loc: msg", async () => {
+    const failure = await failureOf(
+      run(TSX, ['apps/cli/main.ts', 'tokens', 'list'], {
+        env: {
+          ...process.env,
+          DATA_DIR: cairn.config.dataDir,
+          DATABASE_URL: '',
+          CAIRN_MASTER_KEY: 'not-the-master-key-of-this-server-0123456789',
+          LOG_LEVEL: 'silent',
+        },
+      }),
+    );
+    expect(failure).toMatchObject({ code: 1 });
+    expect(failure!.stderr).toMatch(
+      new RegExp(
+        `the Cairn server at ${cairn.url.replace(/[.]/g, '\\.')} \\(it holds this DATA_DIR\\) refused: Unauthorized \\(401\\): \\S`,
+      ),
+    );
+    expect(failure!.stderr).not.toContain('[object Object]');
+    // The CLI checks ids itself; the server's own 422 for one reads the same way.
+    const refused = await http(cairn.url, 'DELETE', '/api/v1/tokens/tok_nope', {
+      headers: cairn.master,
+    });
+    expect(refused.status).toBe(422);
+    expect(describeRefusal(refused.status, refused.body)).toBe(
+      "invalid request (422):\n  path.id: String should match pattern '^tok_[0-9a-f]{16}$'",
+    );
+  }, 180_000);
 });

@@ -6,6 +6,7 @@ import { promisify } from 'node:util';
 import { Command } from 'commander';
 import { describe, expect, it } from 'vitest';
 import { COMMANDS } from '../apps/cli/commands/index.ts';
+import { useCairn } from './support/cairn.ts';
 
 const run = promisify(execFile);
 const cli = (...args: string[]) => cliWith({}, ...args);
@@ -88,4 +89,92 @@ describe('cairn CLI', () => {
       await fs.rm(dataDir, { recursive: true, force: true });
     }
   }, 120_000);
+});
+
+describe('cairn CLI: version and data directory', () => {
+  /** A DATA_DIR that does not exist, in a fresh temporary folder. */
+  const missingDir = async () =>
+    path.join(await fs.mkdtemp(path.join(os.tmpdir(), 'cairn-cli-dir-')), 'data');
+  const embedded = (dataDir: string) => ({
+    DATA_DIR: dataDir,
+    DATABASE_URL: '',
+    CLICKHOUSE_URL: '',
+  });
+
+  it('--version prints the version of package.json', async () => {
+    const { version } = JSON.parse(await fs.readFile('package.json', 'utf8')) as {
+      version: string;
+    };
+    expect((await cli('--version')).stdout).toBe(`${version}\n`);
+    expect((await cli('-V')).stdout).toBe(`${version}\n`);
+  }, 120_000);
+
+  it('refuses a data directory that does not exist, names the fix and creates nothing', async () => {
+    const dataDir = await missingDir();
+    for (const args of [
+      ['tokens', 'list'],
+      ['tokens', 'create', '--name', 'x', '--scopes', 'workflows:read', '--business', 'acme'],
+      ['tokens', 'revoke', 'tok_0123456789abcdef'],
+      ['projector', 'backfill-rollups'],
+      ['projector', 'rebuild'],
+    ]) {
+      const failure = await cliWith(embedded(dataDir), ...args).then(
+        () => undefined,
+        (error: { code: number; stderr: string; stdout: string }) => error,
+      );
+      expect(failure, args.join(' ')).toMatchObject({ code: 1, stdout: '' });
+      expect(failure!.stderr, args.join(' ')).toContain(`No data directory at ${dataDir}`);
+      expect(failure!.stderr).toContain('npm run cli -- migrate');
+    }
+    await expect(fs.stat(dataDir)).rejects.toMatchObject({ code: 'ENOENT' });
+    await fs.rm(path.dirname(dataDir), { recursive: true, force: true });
+  }, 240_000);
+
+  it('migrate creates the data directory, and says so', async () => {
+    const dataDir = await missingDir();
+    try {
+      const { stdout, stderr } = await cliWith(embedded(dataDir), 'migrate');
+      expect(stdout).toContain('Postgres (pglite) and ClickHouse (chdb) are up to date.');
+      expect(stderr).toContain(`Created the data directory ${dataDir}.`);
+      expect((await fs.readdir(dataDir)).sort()).toEqual(expect.arrayContaining(['ch', 'pg']));
+      // A second run finds it: nothing to announce.
+      expect((await cliWith(embedded(dataDir), 'migrate')).stderr).not.toContain('Created');
+    } finally {
+      await fs.rm(path.dirname(dataDir), { recursive: true, force: true });
+    }
+  }, 240_000);
+});
+
+describe('cairn CLI beside the server holding DATA_DIR', () => {
+  // Embedded ClickHouse in either engine set: chDB admits one process per directory.
+  const cairn = useCairn({ issueToken: false });
+
+  it("demo and migrate say who holds the directory and how to go on, not chDB's lock error", async () => {
+    const env = {
+      DATA_DIR: cairn.config.dataDir,
+      DATABASE_URL: cairn.config.databaseUrl ?? '',
+      CLICKHOUSE_URL: '',
+    };
+    const holder = cairn.config.embedded.postgres
+      ? `The Cairn server at ${cairn.url} (pid ${process.pid})`
+      : `Another process (pid ${process.pid})`;
+    for (const [args, meanwhile] of [
+      [['demo', '--facts', '100'], 'POST /api/v1/tasks'],
+      [['migrate'], 'applies migrations itself at start-up'],
+    ] as const) {
+      const failure = await cliWith(env, ...args).then(
+        () => undefined,
+        (error: { code: number; stderr: string }) => error,
+      );
+      expect(failure, args[0]).toMatchObject({ code: 1 });
+      expect(failure!.stderr).toContain(
+        `${holder} holds the data directory ${cairn.config.dataDir}`,
+      );
+      expect(failure!.stderr).toContain(`Stop it (Ctrl-C where it runs, or kill ${process.pid})`);
+      expect(failure!.stderr).toContain(meanwhile);
+      expect(failure!.stderr).not.toMatch(/Cannot lock file|ChdbConnectionError/);
+    }
+    // The server was left alone and still answers.
+    expect((await fetch(`${cairn.url}/healthz`)).status).toBe(200);
+  }, 240_000);
 });

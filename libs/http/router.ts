@@ -13,6 +13,7 @@ import {
 } from './idempotency-layer.ts';
 import { bodyCharset, jsonBody, releaseBody } from './json-body.ts';
 import type { PrincipalOf, Route, TransactionOf } from './route.ts';
+import { allowHeader, mostSpecific, shadowingTemplates } from './route-precedence.ts';
 import { NO_UNIT, type Transactor } from './unit-of-work.ts';
 import { prepare, validate } from './validation.ts';
 
@@ -39,13 +40,20 @@ export function mountRoutes(
   { authorize, transact, idempotency = NO_IDEMPOTENCY, bodyChecks }: RouterOptions,
 ): void {
   const readBody = jsonBody(bodyChecks);
+  const templates = routes.map((route) => route.path);
   for (const route of routes) {
     for (const schema of [route.params, route.query, route.body]) if (schema) prepare(schema);
     const authorizeFirst = (req: Request, _res: Response, next: NextFunction) => {
       authorize(route, req.principal);
       next();
     };
-    app[route.method](route.path, authorizeFirst, readBody, async (req: Request, res: Response) => {
+    // A path of a more specific template is not this route's, whatever its method.
+    const shadows = shadowingTemplates(route.path, templates).map(templatePattern);
+    const ownPath = (req: Request, _res: Response, next: NextFunction) => {
+      next(shadows.some((pattern) => pattern.test(req.path)) ? 'route' : undefined);
+    };
+    const guards = shadows.length > 0 ? [ownPath, authorizeFirst] : [authorizeFirst];
+    app[route.method](route.path, ...guards, readBody, async (req: Request, res: Response) => {
       const bytes = req.body as Uint8Array | undefined;
       // Most reads carry no body and their route takes none: nothing to parse or check.
       const read: BodyOutcome =
@@ -159,9 +167,19 @@ function sendJson(res: Response, status: number, body: unknown): void {
   res.end(text);
 }
 
-/** Unknown paths get 404, or 405 with `Allow` when the path exists under another method. */
-export function notFound(routes: Route[]) {
-  const matchers = routes.map((route) => ({ route, pattern: templatePattern(route.path) }));
+/** A method and path template, of the route table or of what the app serves itself. */
+export type RouteTemplate = Pick<Route, 'path'> & { method: string };
+
+/**
+ * Unknown paths get 404, or 405 with `Allow` when the path exists under another method. Only
+ * the most specific templates matching a path speak for it (route-precedence.ts).
+ */
+export function notFound(routes: readonly RouteTemplate[]) {
+  const matchers = routes.map((route) => ({
+    path: route.path,
+    method: route.method,
+    pattern: templatePattern(route.path),
+  }));
   return (req: Request): never => {
     const path = req.path;
     const version = /^\/api\/(v\d+)(\/|$)/.exec(path)?.[1];
@@ -171,12 +189,15 @@ export function notFound(routes: Route[]) {
         `API version ${version} does not exist; this server speaks v1.`,
       );
     }
-    const allowed = matchers
-      .filter(({ pattern }) => pattern.test(path))
-      .map(({ route }) => route.method.toUpperCase());
-    if (allowed.length > 0) {
+    const allowed = allowHeader(
+      mostSpecific(matchers.filter(({ pattern }) => pattern.test(path))).map(
+        (route) => route.method,
+      ),
+    );
+    // A method the path takes that still got here found nothing (an unknown asset, say).
+    if (allowed.length > 0 && !allowed.includes(req.method)) {
       throw new AppError('method_not_allowed', `${req.method} is not allowed on ${path}.`, {
-        headers: { Allow: [...new Set(allowed)].join(', ') },
+        headers: { Allow: allowed.join(', ') },
       });
     }
     throw new AppError('not_found', `No resource at ${path}.`);

@@ -8,7 +8,10 @@ import { advanceWatermark } from '../../../libs/projection/watermark.ts';
 import { migrateClickHouse, openClickHouse } from '../../../libs/storage/clickhouse.ts';
 import { openPostgres } from '../../../libs/storage/postgres.ts';
 import { migratePostgres } from '../../../libs/storage/postgres-migrations.ts';
+import { announceNewDataDir, refuseWhileServerRuns } from '../data-directory.ts';
 import { progressBar } from '../progress-bar.ts';
+
+const BOTH = { postgres: true, clickhouse: true };
 
 const wholeNumber = (value: string): number => {
   if (!/^\d+$/.test(value)) throw new Error(`expected a whole number, got "${value}"`);
@@ -19,18 +22,25 @@ export function registerDemo(program: Command): void {
   program
     .command('demo')
     .description(
-      'Load realistic generated facts straight into ClickHouse (embedded: stop the server first, chDB allows one process per data directory).',
+      'Load realistic generated facts straight into ClickHouse (embedded: stop the server first, chDB allows one process per data directory). Creates the data directory (DATA_DIR) when it does not exist.',
     )
     .requiredOption('--facts <n>', 'how many facts to generate', wholeNumber)
     .option('--seed <n>', 'same seed, same facts', wholeNumber, 1)
     .option('--businesses <n>', 'how many businesses (biz-0, biz-1, …)', wholeNumber, 20)
     .action(async (options: { facts: number; seed: number; businesses: number }) => {
       const config = loadConfig();
+      await refuseWhileServerRuns(
+        config,
+        BOTH,
+        'while it runs, add data through its API (POST /api/v1/tasks).',
+      );
+      const created = await announceNewDataDir(config, BOTH);
       const clickhouse = await openClickHouse({
         url: config.clickhouseUrl,
         dataDir: config.dataPaths.clickhouse,
       });
       await migrateClickHouse(clickhouse.client);
+      created();
       // Rollups complete before the load (facts empty) stay complete: the views fill them as
       // facts arrive. Rollups still waiting for a backfill over older facts keep waiting.
       const builds = await new RollupBuilds(clickhouse.client).start();

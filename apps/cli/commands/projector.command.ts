@@ -1,10 +1,22 @@
 import type { Command } from 'commander';
+import type { Config } from '../../../libs/config/config.ts';
 import { loadConfig } from '../../../libs/config/config.ts';
 import { rebuildFacts } from '../../../libs/projection/rebuild.ts';
 import { backfillRollups } from '../../../libs/projection/rollup-backfill.ts';
 import { RollupBuilds } from '../../../libs/projection/rollup-builds.ts';
 import { openEngines } from '../../../libs/storage/engines.ts';
+import { refuseWhileServerRuns, requireDataDir } from '../data-directory.ts';
 import { progressBar } from '../progress-bar.ts';
+
+const BOTH = { postgres: true, clickhouse: true };
+
+/** The projector's data as it is: never a new, empty directory, never beside its server. */
+async function existingData(meanwhile: string): Promise<Config> {
+  const config = loadConfig();
+  await requireDataDir(config, BOTH);
+  await refuseWhileServerRuns(config, BOTH, meanwhile);
+  return config;
+}
 
 export function registerProjector(program: Command): void {
   const projector = program
@@ -22,7 +34,11 @@ export function registerProjector(program: Command): void {
       if (!Number.isInteger(batchSize) || batchSize < 1) {
         throw new Error('--batch-size must be a positive whole number');
       }
-      const engines = await openEngines(loadConfig());
+      const engines = await openEngines(
+        await existingData(
+          'on embedded engines a rebuild runs with the server stopped (with server engines, beside it).',
+        ),
+      );
       const bar = progressBar('rebuild', 'facts');
       const rollupBar = progressBar('rollups', 'facts');
       const started = performance.now();
@@ -64,7 +80,9 @@ export function registerProjector(program: Command): void {
         'keeps running. A server started with CAIRN_ROLE=all does this by itself at start-up.',
     )
     .action(async () => {
-      const engines = await openEngines(loadConfig());
+      const engines = await openEngines(
+        await existingData('a server started with CAIRN_ROLE=all backfills by itself at start-up.'),
+      );
       const builds = await new RollupBuilds(engines.clickhouse.client).start();
       const bar = progressBar('rollups', 'facts');
       const started = performance.now();

@@ -13,6 +13,7 @@ import { DataDirInUseError } from '../../../libs/storage/pglite-lock.ts';
 import { openPostgres } from '../../../libs/storage/postgres.ts';
 import { migratePostgres } from '../../../libs/storage/postgres-migrations.ts';
 import { findRunningServer } from '../../../libs/storage/running-server.ts';
+import { describeRefusal } from '../server-answer.ts';
 
 export type ListedToken = ReturnType<typeof toListedToken>;
 
@@ -22,6 +23,11 @@ export interface TokenBackend {
   list(): Promise<ListedToken[]>;
   /** False when there is no such active token. */
   revoke(id: string): Promise<boolean>;
+  /**
+   * Which of `issued`'s businesses hold no task yet; undefined when this backend cannot tell
+   * (through a server, only a token with workflows:read may look).
+   */
+  businessesWithoutTasks(issued: IssuedToken): Promise<string[] | undefined>;
 }
 
 /**
@@ -49,6 +55,19 @@ export async function withTokenBackend<T>(
       create: (input) => issueToken(db, input, new Date()),
       list: async () => (await listTokens(db)).map((row) => toListedToken(row, new Date())),
       revoke: (id) => revokeToken(db, id, new Date()),
+      async businessesWithoutTasks(issued) {
+        const empty: string[] = [];
+        for (const business of issued.businesses) {
+          const task = await db
+            .selectFrom('tasks')
+            .select('gid')
+            .where('business', '=', business)
+            .limit(1)
+            .executeTakeFirst();
+          if (!task) empty.push(business);
+        }
+        return empty;
+      },
     });
   } finally {
     await pg.close();
@@ -59,11 +78,11 @@ async function httpBackend(config: Config, url: string): Promise<TokenBackend> {
   const masterKey =
     config.masterKey ??
     (await fs.readFile(path.join(config.dataDir, MASTER_KEY_FILE), 'utf8')).trim();
-  const call = async (method: string, route: string, body?: unknown) => {
+  const call = async (method: string, route: string, body?: unknown, bearer = masterKey) => {
     const response = await fetch(`${url}${route}`, {
       method,
       headers: {
-        Authorization: `Bearer ${masterKey}`,
+        Authorization: `Bearer ${bearer}`,
         ...(body === undefined ? {} : { 'Content-Type': 'application/json' }),
       },
       body: body === undefined ? undefined : JSON.stringify(body),
@@ -73,11 +92,19 @@ async function httpBackend(config: Config, url: string): Promise<TokenBackend> {
       );
     });
     const text = await response.text();
-    const parsed = text ? JSON.parse(text) : undefined;
-    return { status: response.status, body: parsed };
+    let parsed: unknown;
+    try {
+      parsed = text ? JSON.parse(text) : undefined;
+    } catch {
+      parsed = { detail: text.slice(0, 200) };
+    }
+    // biome-ignore lint/suspicious/noExplicitAny: the answer's shape is the API contract's.
+    return { status: response.status, body: parsed as any };
   };
-  const failed = (answer: { status: number; body?: { detail?: unknown } }) =>
-    new Error(`the server at ${url} answered ${answer.status}: ${answer.body?.detail ?? ''}`);
+  const failed = (answer: { status: number; body?: unknown }) =>
+    new Error(
+      `the Cairn server at ${url} (it holds this DATA_DIR) refused: ${describeRefusal(answer.status, answer.body)}`,
+    );
   return {
     async create(input) {
       const answer = await call('POST', '/api/v1/tokens', input);
@@ -98,6 +125,17 @@ async function httpBackend(config: Config, url: string): Promise<TokenBackend> {
       if (answer.status === 404) return false;
       if (answer.status !== 204) throw failed(answer);
       return true;
+    },
+    async businessesWithoutTasks(issued) {
+      if (!issued.scopes.includes('workflows:read')) return undefined;
+      const empty: string[] = [];
+      for (const business of issued.businesses) {
+        const query = `business=${encodeURIComponent(business)}&per_page=1`;
+        const answer = await call('GET', `/api/v1/tasks?${query}`, undefined, issued.token);
+        if (answer.status !== 200) return undefined;
+        if (answer.body.meta.total === 0) empty.push(business);
+      }
+      return empty;
     },
   };
 }

@@ -1,10 +1,11 @@
 import type { Command } from 'commander';
 import type { TokenKind } from '../../../libs/auth/principal.ts';
-import { createTokenBody } from '../../../libs/auth/token.schemas.ts';
+import { createTokenBody, tokenIdParams } from '../../../libs/auth/token.schemas.ts';
 import type { NewTokenInput } from '../../../libs/auth/token.service.ts';
 import { loadConfig } from '../../../libs/config/config.ts';
 import { ValidationError } from '../../../libs/http/errors.ts';
 import { validate } from '../../../libs/http/validation.ts';
+import { requireDataDir } from '../data-directory.ts';
 import { type TokenBackend, withTokenBackend } from './token-backends.ts';
 
 /**
@@ -12,8 +13,18 @@ import { type TokenBackend, withTokenBackend } from './token-backends.ts';
  * (DATABASE_URL, or DATA_DIR for the embedded engine) already holds the keys to the data. While
  * an embedded server holds DATA_DIR, the commands go through it (see token-backends.ts).
  */
-const withTokens = <T>(work: (backend: TokenBackend) => Promise<T>) =>
-  withTokenBackend(loadConfig(), work);
+async function withTokens<T>(work: (backend: TokenBackend) => Promise<T>): Promise<T> {
+  const config = loadConfig();
+  await requireDataDir(config, { postgres: true, clickhouse: false });
+  return withTokenBackend(config, work);
+}
+
+/** Validation issues as `loc: msg`, one per line, under `heading`. */
+function invalid(error: unknown, heading: string): never {
+  if (!(error instanceof ValidationError)) throw error;
+  const lines = error.issues.map((issue) => `${issue.loc.slice(1).join('.')}: ${issue.msg}`);
+  throw new Error(`${heading}:\n  ${lines.join('\n  ')}`);
+}
 
 const collect = (value: string, previous: string[]) => [...previous, value];
 
@@ -45,11 +56,20 @@ export function registerTokens(program: Command): void {
       try {
         request = validate<NewTokenInput>(createTokenBody, input, 'body');
       } catch (error) {
-        if (!(error instanceof ValidationError)) throw error;
-        const lines = error.issues.map((issue) => `${issue.loc.slice(1).join('.')}: ${issue.msg}`);
-        throw new Error(`invalid token request:\n  ${lines.join('\n  ')}`);
+        invalid(error, 'invalid token request');
       }
-      const issued = await withTokens((tokens) => tokens.create(request));
+      const { issued, empty } = await withTokens(async (tokens) => {
+        const issued = await tokens.create(request);
+        // Only a warning: failing to look must not hide a token that now exists.
+        const empty = await tokens.businessesWithoutTasks(issued).catch(() => undefined);
+        return { issued, empty };
+      });
+      // A business is only a name on a token: a typo gives a token that sees nothing.
+      for (const business of empty ?? []) {
+        process.stderr.write(
+          `warning: business "${business}" has no tasks yet. Check the name; the token sees its data once tasks are created in it.\n`,
+        );
+      }
       process.stdout.write(
         `Created ${issued.id} (${issued.kind}; scopes ${issued.scopes.join(', ')}; businesses ${issued.businesses.join(', ')}; expires ${issued.expires_at ?? 'never'}).\n` +
           'Token (shown only now; keep it secret):\n' +
@@ -75,6 +95,14 @@ export function registerTokens(program: Command): void {
     .description('Revoke a token at once.')
     .argument('<id>', 'the token id (tok_…), as printed by create or list')
     .action(async (id: string) => {
+      try {
+        validate(tokenIdParams, { id }, 'path');
+      } catch (error) {
+        invalid(
+          error,
+          `${id} is not a token id (tok_ and 16 hex digits, as create and list print)`,
+        );
+      }
       const revoked = await withTokens((tokens) => tokens.revoke(id));
       if (!revoked) throw new Error(`token ${id} does not exist or is already revoked`);
       process.stdout.write(`Revoked ${id}.\n`);
