@@ -80,11 +80,14 @@ export async function privateRedis(): Promise<PrivateServer> {
   return server;
 }
 
-/** A Postgres 15 cluster of its own (initdb in a temp dir, trust auth), run as `postgres`. */
-export async function privatePostgres(): Promise<PrivateServer> {
+/**
+ * A Postgres 15 cluster of its own (initdb in a temp dir, trust auth), run as `postgres`.
+ * `parent` puts that dir elsewhere, such as a small file system a test fills.
+ */
+export async function privatePostgres(options: { parent?: string } = {}): Promise<PrivateServer> {
   const bin = await postgresBin();
   const port = await freePort();
-  const root = await fs.mkdtemp(path.join(os.tmpdir(), 'cairn-pg-'));
+  const root = await fs.mkdtemp(path.join(options.parent ?? os.tmpdir(), 'cairn-pg-'));
   const data = path.join(root, 'data');
   await fs.chmod(root, 0o777);
   const asPostgres = (command: string, args: string[]) =>

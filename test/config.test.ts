@@ -15,10 +15,26 @@ describe('loadConfig', () => {
       redisUrl: undefined,
       queryMaxRows: 10_000,
       queryTimeoutMs: 10_000,
+      // Twice the budget: a query waiting behind one that spends its whole budget still runs.
+      queryQueueWaitMs: 20_000,
       staleAfterMs: 5_000,
       projectorLingerMs: 500,
     });
     expect(Object.isFrozen(config)).toBe(true);
+  });
+
+  it('waits twice the query budget by default, on every ClickHouse', () => {
+    expect(loadConfig({ CLICKHOUSE_URL: 'http://ch:8123' })).toMatchObject({
+      queryTimeoutMs: 10_000,
+      queryQueueWaitMs: 20_000,
+    });
+    expect(loadConfig({ CAIRN_QUERY_TIMEOUT_MS: '3000' })).toMatchObject({
+      queryTimeoutMs: 3_000,
+      queryQueueWaitMs: 6_000,
+    });
+    expect(
+      loadConfig({ CAIRN_QUERY_TIMEOUT_MS: '3000', CAIRN_QUERY_QUEUE_WAIT_MS: '1000' }),
+    ).toMatchObject({ queryTimeoutMs: 3_000, queryQueueWaitMs: 1_000 });
   });
 
   it('reads every engine URL and limit', () => {
@@ -87,6 +103,7 @@ describe('loadConfig', () => {
       CAIRN_HTTP_REQUEST_TIMEOUT_MS: '2000',
       CAIRN_HTTP_KEEPALIVE_TIMEOUT_MS: '3000',
       CAIRN_HTTP_MAX_CONNECTIONS: '40',
+      CAIRN_HTTP_MAX_CONNECTIONS_PER_ADDRESS: '8',
     });
     expect(config.postgresTimeouts).toEqual({
       connectMs: 1500,
@@ -99,7 +116,9 @@ describe('loadConfig', () => {
       requestTimeoutMs: 2000,
       keepAliveTimeoutMs: 3000,
       maxConnections: 40,
+      maxConnectionsPerAddress: 8,
     });
+    expect(loadConfig({}).httpLimits.maxConnectionsPerAddress).toBe(100);
     expect(() => loadConfig({ CAIRN_PG_STATEMENT_TIMEOUT_MS: '1e3' })).toThrow(ConfigError);
   });
 
@@ -120,6 +139,34 @@ describe('loadConfig', () => {
       /CAIRN_PG_SHARED_CONNECTIONS/,
     );
     expect(() => loadConfig({ CAIRN_PG_SHARED_CONNECTIONS: 'two' })).toThrow(ConfigError);
+  });
+
+  it('bounds page-number task lists at 10,000 tasks deep unless told otherwise', () => {
+    expect(loadConfig({}).taskListMaxDepth).toBe(10_000);
+    expect(loadConfig({ CAIRN_TASK_LIST_MAX_DEPTH: '500' }).taskListMaxDepth).toBe(500);
+    // Below the largest per_page, page 1 itself would be out of reach.
+    expect(() => loadConfig({ CAIRN_TASK_LIST_MAX_DEPTH: '99' })).toThrow(
+      /CAIRN_TASK_LIST_MAX_DEPTH must be a whole number from 100 to 1000000/,
+    );
+  });
+
+  it('bounds the /query answers kept for Idempotency-Key per principal unless told otherwise', () => {
+    expect(loadConfig({})).toMatchObject({
+      idempotencyQueryMaxKeys: 1_000,
+      idempotencyQueryMaxBytes: 16_777_216,
+    });
+    expect(
+      loadConfig({
+        CAIRN_IDEMPOTENCY_QUERY_MAX_KEYS: '20',
+        CAIRN_IDEMPOTENCY_QUERY_MAX_BYTES: '65536',
+      }),
+    ).toMatchObject({ idempotencyQueryMaxKeys: 20, idempotencyQueryMaxBytes: 65_536 });
+    expect(() => loadConfig({ CAIRN_IDEMPOTENCY_QUERY_MAX_KEYS: '0' })).toThrow(
+      /CAIRN_IDEMPOTENCY_QUERY_MAX_KEYS/,
+    );
+    expect(() => loadConfig({ CAIRN_IDEMPOTENCY_QUERY_MAX_BYTES: '1kb' })).toThrow(
+      /CAIRN_IDEMPOTENCY_QUERY_MAX_BYTES/,
+    );
   });
 
   it('reads the Redis command timeout and circuit breaker settings', () => {

@@ -15,6 +15,7 @@ const expected = (await fs.readdir(POSTGRES_MIGRATIONS_DIR))
 const DECLARED: { [Table in keyof Database]: true } = {
   schema_migrations: true,
   idempotency_keys: true,
+  idempotency_read_usage: true,
   tasks: true,
   task_dependencies: true,
   outbox: true,

@@ -12,7 +12,14 @@ import type { CairnMetrics } from '../../libs/observability/metrics.ts';
 import { observeRequests } from '../../libs/observability/request-observer.ts';
 import type { RateLimiter } from '../../libs/rate-limit/rate-limit.ts';
 import { rateLimitMiddleware } from '../../libs/rate-limit/rate-limit-middleware.ts';
+import { isUncharged } from '../../libs/rate-limit/uncharged-paths.ts';
+import { classifyClickHouseError } from '../../libs/storage/clickhouse-errors.ts';
 import { classifyPostgresError } from '../../libs/storage/postgres-errors.ts';
+import {
+  STORAGE_FAULT_RETRY_AFTER_SECONDS,
+  type StorageFault,
+} from '../../libs/storage/storage-faults.ts';
+import type { WriteHealth } from '../../libs/storage/write-health.ts';
 import { mountDocs } from './docs.ts';
 import { mountExplorer } from './explore.ts';
 
@@ -30,7 +37,16 @@ export interface AppOptions {
   router: RouterOptions;
   /** Origins allowed to call the API from a browser (config.corsOrigins). */
   corsOrigins: readonly string[];
+  /** Whether Postgres takes writes: storage faults seen by the error middleware set it. */
+  writeHealth?: WriteHealth;
 }
+
+/** Why /readyz says not ready while writes to Postgres fail. */
+const WRITE_FAULTS: Record<StorageFault, string> = {
+  storage_full: 'its storage is full',
+  storage_read_only: 'it takes no writes (read-only storage or transactions)',
+  out_of_memory: 'it is out of memory',
+};
 
 /** What the app serves besides the API's route table, so metrics label those requests too. */
 const PLATFORM_ROUTES = [
@@ -66,7 +82,12 @@ export function createApp(options: AppOptions): express.Express {
   const rateLimit = rateLimitMiddleware(options.rateLimiter, () =>
     options.metrics.rateLimitRejections.inc(),
   );
-  app.use(options.authenticate);
+  // Free paths are served to anyone and never look a token up (see uncharged-paths.ts).
+  app.use((req, res, next) => {
+    if (!isUncharged(req.path)) return options.authenticate(req, res, next);
+    req.principal = { kind: 'anonymous' };
+    next();
+  });
   app.use(rateLimit.afterAuthFailure);
   app.use(rateLimit.limit);
 
@@ -76,7 +97,20 @@ export function createApp(options: AppOptions): express.Express {
     res.json({ status: 'ok', request_id: req.requestId });
   });
   app.get('/readyz', async (req: Request, res: Response) => {
-    const checks = await options.readiness();
+    const [engines, writes] = await Promise.all([
+      options.readiness(),
+      options.writeHealth?.check() ?? ('ok' as const),
+    ]);
+    const checks: Record<string, string> = {
+      ...engines,
+      ...(writes === 'ok' ? {} : { postgres_writes: writes }),
+    };
+    if (writes !== 'ok') {
+      throw new AppError(writes, `Writes to the database fail: ${WRITE_FAULTS[writes]}.`, {
+        headers: { 'Retry-After': String(STORAGE_FAULT_RETRY_AFTER_SECONDS[writes]) },
+        members: { checks },
+      });
+    }
     const ready = Object.values(checks).every((state) => state === 'ok');
     if (!ready) {
       throw new AppError('unavailable', 'One or more engines are not answering.', {
@@ -101,7 +135,10 @@ export function createApp(options: AppOptions): express.Express {
   mountDocs(app);
   mountExplorer(app);
 
-  app.use(notFound(options.routes));
-  app.use(errorMiddleware(options.logger, [classifyPostgresError]));
+  // Platform paths too: any other method on them is a 405 naming GET and HEAD.
+  app.use(notFound([...options.routes, ...PLATFORM_ROUTES]));
+  const postgresErrors =
+    options.writeHealth?.watching(classifyPostgresError) ?? classifyPostgresError;
+  app.use(errorMiddleware(options.logger, [postgresErrors, classifyClickHouseError]));
   return app;
 }

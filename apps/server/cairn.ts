@@ -43,6 +43,7 @@ import { type Engines, openEngines } from '../../libs/storage/engines.ts';
 import { openRateCounterStore } from '../../libs/storage/rate-counter-stores.ts';
 import { advertiseServer } from '../../libs/storage/running-server.ts';
 import { postgresTransactor } from '../../libs/storage/unit-of-work.ts';
+import { postgresWriteProbe, WriteHealth } from '../../libs/storage/write-health.ts';
 import { resolveCursorKey } from '../../libs/tasks/cursor-key.ts';
 import { dependencyRoutes } from '../../libs/tasks/dependency.routes.ts';
 import { taskRoutes } from '../../libs/tasks/tasks.routes.ts';
@@ -105,6 +106,7 @@ export async function startCairn(options: CairnOptions): Promise<Cairn> {
         pacing: new InsertPacing(config.projectorLingerMs),
         now,
         onBatch: batchObserver(metrics),
+        logger,
       },
       config.projectorPollMs,
     );
@@ -153,7 +155,10 @@ export async function startCairn(options: CairnOptions): Promise<Cairn> {
             },
             revoked: () => tokens.cache.clear(),
           }),
-          ...taskRoutes({ db, now, wakeProjector: wake }),
+          ...taskRoutes(
+            { db, now, wakeProjector: wake },
+            { maxListDepth: config.taskListMaxDepth },
+          ),
           ...dependencyRoutes({ db, now, wakeProjector: wake, cursorKey }),
           ...instrumentAnalyticsRoutes(
             queryRoutes({
@@ -181,20 +186,26 @@ export async function startCairn(options: CairnOptions): Promise<Cairn> {
     onError: (error) => logger.error({ err: error }, 'a body-check worker thread died'),
     ...options.bodyChecks,
   });
+  const writeHealth = new WriteHealth(postgresWriteProbe(db));
   const app = createApp({
     logger,
+    writeHealth,
     authenticate: authMiddleware({ db, masterKey: masterKey.value, now, tokenCache: tokens.cache }),
     rateLimiter,
     corsOrigins: config.corsOrigins,
     router: {
       authorize,
-      transact: postgresTransactor(db),
+      transact: writeHealth.watch(postgresTransactor(db)),
       bodyChecks,
       idempotency: new Idempotency({
         db,
         now,
         masterKey: masterKey.value,
         maxResponseBytes: config.idempotencyMaxResponseBytes,
+        readAnswers: {
+          maxKeys: config.idempotencyQueryMaxKeys,
+          maxBytes: config.idempotencyQueryMaxBytes,
+        },
         onReplay: () => metrics.idempotencyReplays.inc(),
       }),
     },

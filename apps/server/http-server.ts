@@ -2,14 +2,20 @@ import http from 'node:http';
 import type express from 'express';
 import type { HttpLimits } from '../../libs/config/config.ts';
 import { expressMessages } from '../../libs/http/express-messages.ts';
+import { shareConnections } from './connection-share.ts';
+
+/** The HTTP limits; without a per-address share one address may hold the whole cap. */
+export type ServerLimits = Omit<HttpLimits, 'maxConnectionsPerAddress'> &
+  Partial<Pick<HttpLimits, 'maxConnectionsPerAddress'>>;
 
 /**
  * The HTTP server with every limit a slow or greedy client could otherwise exhaust: headers and
  * whole-request deadlines (a body trickled a byte at a time is cut off, 408), an idle keep-alive
- * limit, and a connection cap beyond which sockets are closed at once. Node checks the two
- * deadlines on an interval, kept short so a limit means what it says within a second.
+ * limit, and a connection cap shared between client addresses (connection-share.ts) so that one
+ * address holding slow sockets cannot lock the others out. Node checks the two deadlines on an
+ * interval, kept short so a limit means what it says within a second.
  */
-export function createHttpServer(app: express.Express, limits: HttpLimits): http.Server {
+export function createHttpServer(app: express.Express, limits: ServerLimits): http.Server {
   const server = http.createServer(
     {
       ...expressMessages(app),
@@ -22,5 +28,9 @@ export function createHttpServer(app: express.Express, limits: HttpLimits): http
     app,
   );
   server.maxConnections = limits.maxConnections;
+  shareConnections(server, {
+    maxConnections: limits.maxConnections,
+    perAddress: limits.maxConnectionsPerAddress ?? limits.maxConnections,
+  });
   return server;
 }

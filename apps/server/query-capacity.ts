@@ -47,12 +47,14 @@ export async function openQueryCapacity(options: {
   const metrics = queryCapacityMetrics(options.registry, options.logger);
   const admission = new Admission(
     {
-      // chDB runs one statement at a time: letting more in would only queue them inside the
-      // engine, first come first served, where fairness cannot reach them.
-      total: engines.clickhouse.kind === 'chdb' ? 1 : config.queryConcurrency,
+      total: config.queryConcurrency,
       perPrincipal: config.queryConcurrencyPerPrincipal,
       queuePerPrincipal: config.queryQueuePerPrincipal,
       maxWaitMs: config.queryQueueWaitMs,
+      // chDB runs one statement at a time and cannot interrupt it: letting several in would only
+      // queue them inside the engine, first come first served, where fairness cannot reach
+      // them. So it is handed out one statement at a time, in turns between principals.
+      ...(engines.clickhouse.kind === 'chdb' ? { statementSlots: 1 } : {}),
     },
     metrics.admission,
   );

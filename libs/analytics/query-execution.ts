@@ -1,7 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import type { ClickHouseClient } from '@clickhouse/client';
 import { AppError } from '../http/errors.ts';
-import type { Admission } from './admission.ts';
+import { clickHouseStorageFault } from '../storage/clickhouse-errors.ts';
+import { Admission, type AdmissionLimits, type QueryTicket } from './admission.ts';
 import type { CompiledQuery } from './query-compiler.ts';
 import { ResultCache } from './result-cache.ts';
 
@@ -15,6 +16,7 @@ export interface EngineAnswer {
 }
 
 export interface EngineLimits {
+  /** The time budget: of the whole query in `QueryExecutorDeps`, of one statement here. */
   timeoutMs: number;
   /** ClickHouse `max_memory_usage` for the statement; unset leaves the server's own limit. */
   maxMemoryBytes?: number;
@@ -35,9 +37,11 @@ export interface Execution {
   cache: 'hit' | 'miss';
   /** On a miss, what the statement's own-reads companion answered (`own-reads.ts`). */
   ownReads?: EngineAnswer;
+  /** The statement (or its companion) stopped at its time budget: its figures may be short. */
+  partial: boolean;
 }
 
-/** Runs one compiled statement on ClickHouse under the time budget and the memory cap. */
+/** Runs one compiled statement on ClickHouse under its time budget and the memory cap. */
 export async function runOnEngine(
   clickhouse: ClickHouseClient,
   compiled: CompiledQuery,
@@ -70,7 +74,12 @@ export async function runOnEngine(
     };
   } catch (error) {
     // By shape: chDB raises its own copy of the client's ClickHouseError class.
-    if ((error as { type?: unknown } | null)?.type === 'MEMORY_LIMIT_EXCEEDED') {
+    // The per-query cap is the query's own doing (422); the whole engine short of memory is a
+    // 503 that the error middleware's ClickHouse translator answers.
+    if (
+      (error as { type?: unknown } | null)?.type === 'MEMORY_LIMIT_EXCEEDED' &&
+      !clickHouseStorageFault(error)
+    ) {
       throw memoryLimitExceeded(limits.maxMemoryBytes);
     }
     throw error;
@@ -104,28 +113,64 @@ export interface QueryExecutorDeps {
   engineRead?: (statistics: NonNullable<EngineAnswer['statistics']>) => void;
 }
 
+/** Where no admission is given: every statement runs at once, under its query's budget. */
+const UNADMITTED: AdmissionLimits = {
+  total: Number.POSITIVE_INFINITY,
+  perPrincipal: Number.POSITIVE_INFINITY,
+  queuePerPrincipal: 0,
+  maxWaitMs: Number.POSITIVE_INFINITY,
+};
+
 /**
- * The engine side of a query as the API runs it: an answer from the result cache when one exists
- * for this statement at the current projection watermark, otherwise a fair slot from admission,
- * then the engine. Cache hits take no slot: they cost the engine nothing.
+ * The engine side of a query as the API runs it: for each statement, an answer from the result
+ * cache when one exists at the current projection watermark, otherwise the engine, under the
+ * query's one admission and one time budget (`begin`). Cache hits take no slot: they cost the
+ * engine nothing, and a query answered wholly from the cache is never admitted.
  */
 export class QueryExecutor {
   private readonly deps: QueryExecutorDeps;
+  private readonly admission: Admission;
 
   constructor(deps: QueryExecutorDeps) {
     this.deps = deps;
+    this.admission = deps.admission ?? new Admission(UNADMITTED);
+  }
+
+  /** Opens one query: every statement it executes shares its admission and its time budget. */
+  begin(options: ExecuteOptions): QueryRun {
+    const ticket = this.admission.ticket(
+      options.principal,
+      options.signal,
+      this.deps.limits.timeoutMs,
+    );
+    return new QueryRun(this.deps, ticket, options);
+  }
+}
+
+type Statement = EngineAnswer & { partial: boolean };
+
+/** One query's statements, as `QueryExecutor.begin` opened it; `close` when it is answered. */
+export class QueryRun {
+  /** Own-reads companions already asked for in this query: statements often share one. */
+  private readonly counted = new Map<string, Promise<Statement>>();
+
+  private readonly deps: QueryExecutorDeps;
+  private readonly ticket: QueryTicket;
+  private readonly options: ExecuteOptions;
+
+  constructor(deps: QueryExecutorDeps, ticket: QueryTicket, options: ExecuteOptions) {
+    this.deps = deps;
+    this.ticket = ticket;
+    this.options = options;
   }
 
   /**
    * `ownReads`, when given, counts what the statement reads (`own-reads.ts`); it runs only when
    * the cache did not answer the statement.
    */
-  async execute(
-    compiled: CompiledQuery,
-    options: ExecuteOptions,
-    ownReads?: CompiledQuery,
-  ): Promise<Execution> {
-    const { cache, admission } = this.deps;
+  async execute(compiled: CompiledQuery, ownReads?: CompiledQuery): Promise<Execution> {
+    const { cache } = this.deps;
+    const { options } = this;
     const key = cache ? ResultCache.key(compiled, options.watermark) : undefined;
     if (cache && key && !options.useCache) cache.bypassed();
     if (cache && key && options.useCache) {
@@ -133,51 +178,60 @@ export class QueryExecutor {
       if (cached) {
         // Nothing was read to give this answer.
         const statistics = { elapsed: 0, rows_read: 0, bytes_read: 0 };
-        return { answer: { ...cached, statistics }, cache: 'hit' };
+        return { answer: { ...cached, statistics }, cache: 'hit', partial: false };
       }
     }
-    // The companion starts beside the statement, in its slot: on a server the two run at once.
-    // Its cache is asked inside the slot, so a companion another statement of the same answer
-    // has just counted is found there.
-    const run = () =>
-      Promise.all([
-        this.onEngine(compiled, options.signal),
-        ownReads ? this.countOwnReads(ownReads, options) : undefined,
-      ]);
-    const [answer, counts] = admission
-      ? await admission.run(options.principal, options.signal, run)
-      : await run();
-    if (cache && key && !this.partial(answer)) await cache.set(key, answer);
-    return { answer, cache: 'miss', ...(counts ? { ownReads: counts } : {}) };
+    // The companion starts beside the statement: on a server the two run at once; on chDB
+    // each takes the engine in its turn.
+    const [answer, counts] = await Promise.all([
+      this.ticket.run((budgetMs) => this.onEngine(compiled, budgetMs)),
+      ownReads ? this.countOwnReads(ownReads) : undefined,
+    ]);
+    const { partial, ...kept } = answer;
+    if (cache && key && !partial) await cache.set(key, kept);
+    return {
+      answer: kept,
+      cache: 'miss',
+      partial: partial || (counts?.partial ?? false),
+      ...(counts ? { ownReads: counts } : {}),
+    };
   }
 
-  /** A partial answer (time budget spent) is not worth keeping. */
-  private partial(answer: EngineAnswer): boolean {
-    return (answer.statistics?.elapsed ?? 0) * 1000 >= this.deps.limits.timeoutMs;
+  /** Ends the query's admission; statements of it still waiting are dropped. */
+  close(): void {
+    this.ticket.close();
   }
 
   /**
    * The figures depend on the watermark alone, so a cached count serves even a caller who asked
    * for a fresh answer; these lookups stay out of the cache's hit and miss counts.
    */
-  private async countOwnReads(
-    ownReads: CompiledQuery,
-    options: ExecuteOptions,
-  ): Promise<EngineAnswer> {
+  private countOwnReads(ownReads: CompiledQuery): Promise<Statement> {
     const { cache } = this.deps;
-    const key = cache ? ResultCache.key(ownReads, options.watermark) : undefined;
-    const cached =
-      cache && key ? await cache.get<EngineAnswer>(key, { observe: false }) : undefined;
-    if (cached) return cached;
-    const counts = await this.onEngine(ownReads, options.signal);
-    if (cache && key && !this.partial(counts)) await cache.set(key, counts);
-    return counts;
+    const key = ResultCache.key(ownReads, this.options.watermark);
+    let counting = this.counted.get(key);
+    if (!counting) {
+      counting = (async () => {
+        const cached = cache ? await cache.get<EngineAnswer>(key, { observe: false }) : undefined;
+        if (cached) return { ...cached, partial: false };
+        const counts = await this.ticket.run((budgetMs) => this.onEngine(ownReads, budgetMs));
+        const { partial, ...kept } = counts;
+        if (cache && !partial) await cache.set(key, kept);
+        return counts;
+      })();
+      this.counted.set(key, counting);
+    }
+    return counting;
   }
 
-  private async onEngine(compiled: CompiledQuery, signal: AbortSignal): Promise<EngineAnswer> {
-    const answer = await runOnEngine(this.deps.clickhouse, compiled, this.deps.limits, signal);
+  private async onEngine(compiled: CompiledQuery, budgetMs: number): Promise<Statement> {
+    const limits = { ...this.deps.limits, timeoutMs: budgetMs };
+    const answer = await runOnEngine(this.deps.clickhouse, compiled, limits, this.options.signal);
     if (answer.statistics) this.deps.engineRead?.(answer.statistics);
-    return answer;
+    // ClickHouse stops a statement at its budget quietly ('break'): the only trace is an
+    // elapsed time at or past it. One that finished right at it is flagged too: the warning may
+    // be spurious but is never missing.
+    return { ...answer, partial: (answer.statistics?.elapsed ?? 0) * 1000 >= budgetMs };
   }
 }
 

@@ -16,7 +16,8 @@ export interface RunFacts {
   totalRows: number;
   /** The server cap cut the rows (a caller's own `limit` never earns a warning). */
   capped: boolean;
-  engineElapsedMs: number;
+  /** A statement stopped at the query's time budget (`QueryRun`). */
+  partial: boolean;
   timeoutMs: number;
   freshness: Freshness;
   staleAfterMs: number;
@@ -33,10 +34,7 @@ export function queryWarnings(run: RunFacts): QueryWarning[] {
       total_rows: run.totalRows,
     });
   }
-  // ClickHouse checks its budget between blocks and, in 'break' mode, stops quietly: the only
-  // trace is an elapsed time at or past the budget. A query that finished right at the budget
-  // is flagged too: the warning may be spurious but is never missing.
-  if (run.engineElapsedMs >= run.timeoutMs) {
+  if (run.partial) {
     warnings.push({
       code: 'partial_result',
       message: `The query reached its ${run.timeoutMs} ms time budget; the numbers may cover only the data read so far.`,

@@ -4,7 +4,7 @@ import { resolveQueryPeriod } from './date-range.ts';
 import type { Freshness } from './freshness.ts';
 import { ownReadFigures, type Statement } from './own-reads.ts';
 import type { ResolvedPeriod } from './period.ts';
-import { type Execution, QueryExecutor } from './query-execution.ts';
+import { type Execution, QueryExecutor, type QueryRun } from './query-execution.ts';
 import {
   describeColumns,
   type QueryWarning,
@@ -67,31 +67,36 @@ interface Executed {
   /** Rows the statement had before LIMIT and OFFSET. */
   totalRows: number;
   queryId: string;
-  elapsedMs: number;
   /** The caller's own rows and bytes this statement read (`own-reads.ts`); 0 from the cache. */
   rowsRead: number;
   bytesRead: number;
+  /** The statement or its companion stopped at the query's time budget. */
+  partial: boolean;
 }
 
 async function execute(
-  executor: QueryExecutor,
+  run: QueryRun,
   statement: Statement,
-  options: Parameters<QueryExecutor['execute']>[1],
   dimensions: AnalyticsQuery['dimensions'],
 ): Promise<Executed & { cache: Execution['cache'] }> {
-  const { answer, cache, ownReads } = await executor.execute(
-    statement,
-    options,
-    statement.ownReads,
-  );
+  const { answer, cache, ownReads, partial } = await run.execute(statement, statement.ownReads);
   const read = ownReadFigures(ownReads?.data);
   return {
     rows: nullLabels(answer.data, dimensions),
-    totalRows: Number(answer.rows_before_limit_at_least ?? answer.data.length),
+    // Without dimensions the statement aggregates everything into one row, whatever the engine
+    // counts: its rows_before_limit figure can come from a step inside the statement (the
+    // blocked-tasks join reported the rows of one of its sides), not from the final SELECT.
+    // Only a statement cut by its budget before it aggregated anything has none.
+    totalRows:
+      dimensions.length === 0
+        ? partial && answer.data.length === 0
+          ? 0
+          : 1
+        : Number(answer.rows_before_limit_at_least ?? answer.data.length),
     queryId: answer.query_id,
-    elapsedMs: (answer.statistics?.elapsed ?? 0) * 1000,
     rowsRead: read.rows,
     bytesRead: read.bytes,
+    partial,
     cache,
   };
 }
@@ -108,7 +113,6 @@ export async function runQuery(
   const started = performance.now();
   const now = deps.now();
   const plan = await prepareQuery(deps, request, ctx.businesses, now, ctx.source);
-  const { query, period } = plan;
   const executor =
     deps.executor ??
     new QueryExecutor({
@@ -117,14 +121,31 @@ export async function runQuery(
     });
   // Read before the engine runs, so the answer reflects at least the facts it names.
   const freshness = await deps.freshness(now);
-  const options = {
+  // One admission and one time budget for every statement of the query.
+  const queryRun = executor.begin({
     signal: ctx.signal,
     principal: ctx.principal ?? 'anonymous',
     useCache: ctx.useCache ?? true,
     watermark: freshness.watermark,
-  };
+  });
+  try {
+    return await answerQuery(deps, plan, queryRun, { now, started, freshness });
+  } finally {
+    queryRun.close();
+  }
+}
+
+/** Runs the planned statements under one query's admission and shapes the answer. */
+async function answerQuery(
+  deps: AnalyticsDeps,
+  plan: QueryPlan,
+  queryRun: QueryRun,
+  at: { now: Date; started: number; freshness: Freshness },
+): Promise<QueryResponse> {
+  const { query, period } = plan;
+  const { now, started, freshness } = at;
   const run = (compiled: Statement | null, dimensions = query.dimensions) =>
-    compiled ? execute(executor, compiled, options, dimensions) : Promise.resolve(null);
+    compiled ? execute(queryRun, compiled, dimensions) : Promise.resolve(null);
   const [main, totals, totalsComparison] = await Promise.all([
     run(plan.rows),
     run(plan.totals, []),
@@ -152,7 +173,7 @@ export async function runQuery(
     rowCount: rows.length,
     totalRows,
     capped: query.limit === null && totalRows > query.offset + rows.length,
-    engineElapsedMs: Math.max(...executed.map((e) => e.elapsedMs)),
+    partial: executed.some((e) => e.partial),
     timeoutMs: deps.timeoutMs,
     freshness,
     staleAfterMs: deps.staleAfterMs,

@@ -2,87 +2,128 @@ import type { Postgres } from '../storage/postgres.ts';
 import { TOKEN_CHANNEL, type TokenRow } from './token.repository.ts';
 
 export interface TokenCacheOptions {
-  /** Upper bound on how long a row is trusted, should a revocation ever bypass the channel. */
+  /** Upper bound on how long an entry is trusted, should a revocation ever bypass the channel. */
   ttlMs: number;
+  /** Bound on each of the two maps (live tokens, refused digests), so no flood grows memory. */
   maxEntries: number;
 }
+
+/** @defaultValue 60 s, 10,000 entries a map (about 2 MB for refused digests at most). */
+export const DEFAULT_TOKEN_CACHE_OPTIONS: TokenCacheOptions = { ttlMs: 60_000, maxEntries: 10_000 };
+
+type Entry<T> = { value: T; until: number };
 
 /**
  * Token rows by hash, so an authenticated request costs no database round trip. A revoked
  * token must still be refused at once on every instance: each instance listens for
  * revocations and empties its cache on one, and caches nothing while it cannot hear them.
- * Only known tokens are kept, so unknown secrets cannot flood it; expiry is checked on every
- * request against the cached row.
+ *
+ * Digests that are refused for good are kept apart: one that matched no token (a flood of
+ * made-up tokens, a client with a stale one) and one of a revoked token. Both are safe to keep
+ * whatever is announced: a secret is random, so one that matched nothing cannot match a token
+ * issued later, and a revocation is never undone. Lookups of one digest already on their way
+ * are shared, so a burst with one wrong token costs one round trip.
  */
 export class TokenCache {
-  private readonly rows = new Map<string, { row: TokenRow; until: number }>();
+  private readonly live = new Map<string, Entry<TokenRow>>();
+  /** A revoked token's row, or undefined for a digest no token has. */
+  private readonly refused = new Map<string, Entry<TokenRow | undefined>>();
+  private readonly loading = new Map<string, Promise<TokenRow | undefined>>();
   /**
-   * Digests no token has: a caller repeating a wrong secret (a flood, or a client with a stale
-   * token) is refused without a database round trip. Safe to keep even across revocations:
-   * a secret is random, so one that matched nothing cannot match a token issued later.
+   * Bumped by every revocation (or a moment of deafness): a lookup that began before it may
+   * have read the row as it was before the revocation, and must not be cached.
    */
-  private readonly unknown = new Map<string, number>();
+  private generation = 0;
   private receiving = false;
 
   private readonly options: TokenCacheOptions;
 
-  constructor(options: TokenCacheOptions) {
+  constructor(options: TokenCacheOptions = DEFAULT_TOKEN_CACHE_OPTIONS) {
     this.options = options;
   }
 
-  isUnknown(hash: string, now: number): boolean {
-    const until = this.unknown.get(hash);
-    if (until === undefined) return false;
-    if (until > now) return true;
-    this.unknown.delete(hash);
-    return false;
+  /**
+   * The row for `hash` (revoked ones included), or undefined when no token has it: from the
+   * cache, from a lookup of the same digest already on its way, or from `load`.
+   */
+  find(
+    hash: string,
+    now: number,
+    load: (hash: string) => Promise<TokenRow | undefined>,
+  ): Promise<TokenRow | undefined> {
+    const live = fresh(this.live, hash, now);
+    if (live) return Promise.resolve(live.value);
+    const refused = fresh(this.refused, hash, now);
+    if (refused) return Promise.resolve(refused.value);
+    const pending = this.loading.get(hash);
+    if (pending) return pending;
+    const generation = this.generation;
+    const loaded = load(hash)
+      .then((row) => {
+        if (generation === this.generation) this.remember(hash, row, now);
+        return row;
+      })
+      .finally(() => {
+        if (this.loading.get(hash) === loaded) this.loading.delete(hash);
+      });
+    this.loading.set(hash, loaded);
+    return loaded;
   }
 
-  setUnknown(hash: string, now: number): void {
-    if (this.unknown.size >= this.options.maxEntries) {
-      const oldest = this.unknown.keys().next().value;
-      if (oldest !== undefined) this.unknown.delete(oldest);
+  private remember(hash: string, row: TokenRow | undefined, now: number): void {
+    const until = now + this.options.ttlMs;
+    if (row === undefined || row.revoked_at) {
+      bounded(this.refused, this.options.maxEntries).set(hash, { value: row, until });
+    } else if (this.receiving) {
+      bounded(this.live, this.options.maxEntries).set(hash, { value: row, until });
     }
-    this.unknown.set(hash, now + this.options.ttlMs);
   }
 
-  get(hash: string, now: number): TokenRow | undefined {
-    const hit = this.rows.get(hash);
-    if (!hit) return undefined;
-    if (hit.until > now) return hit.row;
-    this.rows.delete(hash);
-    return undefined;
-  }
-
-  set(hash: string, row: TokenRow, now: number): void {
-    if (!this.receiving || row.revoked_at) return;
-    if (this.rows.size >= this.options.maxEntries) {
-      // Maps iterate in insertion order: the first key is the oldest entry.
-      const oldest = this.rows.keys().next().value;
-      if (oldest !== undefined) this.rows.delete(oldest);
-    }
-    this.rows.set(hash, { row, until: now + this.options.ttlMs });
-  }
-
-  /** A revocation was announced (or may have been missed): forget everything. */
+  /** A revocation was announced (or may have been missed): forget every live token. */
   clear(): void {
-    this.rows.clear();
+    this.generation += 1;
+    this.live.clear();
+    this.loading.clear();
   }
 
   setReceiving(receiving: boolean): void {
     this.receiving = receiving;
-    this.rows.clear();
+    this.clear();
   }
 
+  /** Live tokens held. */
   get size(): number {
-    return this.rows.size;
+    return this.live.size;
   }
+
+  /** Refused digests held. */
+  get refusedSize(): number {
+    return this.refused.size;
+  }
+}
+
+function fresh<T>(map: Map<string, Entry<T>>, hash: string, now: number): Entry<T> | undefined {
+  const entry = map.get(hash);
+  if (!entry) return undefined;
+  if (entry.until > now) return entry;
+  map.delete(hash);
+  return undefined;
+}
+
+/** Makes room for one more entry: Maps iterate in insertion order, so the first is the oldest. */
+function bounded<T>(map: Map<string, T>, maxEntries: number): Map<string, T> {
+  while (map.size >= maxEntries) {
+    const oldest = map.keys().next().value;
+    if (oldest === undefined) break;
+    map.delete(oldest);
+  }
+  return map;
 }
 
 /** A cache wired to the revocation channel of `postgres`; close it with the engines. */
 export async function openTokenCache(
   postgres: Pick<Postgres, 'listen'>,
-  options: TokenCacheOptions = { ttlMs: 60_000, maxEntries: 10_000 },
+  options: TokenCacheOptions = DEFAULT_TOKEN_CACHE_OPTIONS,
 ): Promise<{ cache: TokenCache; close(): Promise<void> }> {
   const cache = new TokenCache(options);
   const listening = await postgres.listen(TOKEN_CHANNEL, {

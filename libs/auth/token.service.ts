@@ -90,14 +90,10 @@ export async function authenticate(
   // One digest serves both the master key comparison and the token look-up.
   const hash = hashSecret(match[1]);
   if (masterKey && digestsEqual(hash, masterDigest(masterKey))) return { kind: 'master' };
-  const at = now.getTime();
-  let row = cache?.get(hash, at);
-  // A digest that matched nothing a moment ago is refused without asking the database again.
-  if (!row && !cache?.isUnknown(hash, at)) {
-    row = await findTokenByHash(db, hash);
-    if (row) cache?.set(hash, row, at);
-    else cache?.setUnknown(hash, at);
-  }
+  // A digest refused a moment ago (unknown or revoked) is refused again without a round trip.
+  const row = cache
+    ? await cache.find(hash, now.getTime(), (digest) => findTokenByHash(db, digest))
+    : await findTokenByHash(db, hash);
   if (!row && !masterKey) {
     // Most likely someone trying a master key on a server that was not given one.
     return {

@@ -37,6 +37,12 @@ export interface Config {
    */
   readonly cursorSecret: string | undefined;
   readonly queryMaxRows: number;
+  /**
+   * Time budget of one analytics query, every statement of it together. Embedded chDB runs one
+   * statement at a time and cannot interrupt it, so it also caps one statement there at half the
+   * queue wait: another caller's query waits behind at most one such statement.
+   * @defaultValue 10000
+   */
   readonly queryTimeoutMs: number;
   readonly staleAfterMs: number;
   /** Per-query memory cap ClickHouse enforces (`max_memory_usage`), in bytes. */
@@ -47,7 +53,11 @@ export interface Config {
   readonly queryConcurrencyPerPrincipal: number;
   /** Analytics queries one principal may have waiting beyond those running; more are refused. */
   readonly queryQueuePerPrincipal: number;
-  /** How long a query may wait for a slot before it is refused. */
+  /**
+   * How long a query may wait for admission before it is refused. Twice the time budget unless
+   * set, so a query waiting behind one that spends its whole budget is not refused as it ends.
+   * @defaultValue 2 × queryTimeoutMs
+   */
   readonly queryQueueWaitMs: number;
   /** Byte bound of the analytics result cache; 0 turns the cache off. */
   readonly queryCacheBytes: number;
@@ -74,6 +84,19 @@ export interface Config {
   readonly postgresSharedConnections: number;
   /** The largest answer kept for an Idempotency-Key replay, as JSON bytes. @defaultValue 262144 */
   readonly idempotencyMaxResponseBytes: number;
+  /**
+   * Idempotency-Key answers of `/query` kept per principal; past it the oldest go first, and a
+   * retry with an evicted key runs the query again. @defaultValue 1000
+   */
+  readonly idempotencyQueryMaxKeys: number;
+  /** The same bound in bytes of kept answers per principal. @defaultValue 16777216 */
+  readonly idempotencyQueryMaxBytes: number;
+  /**
+   * How deep page-number task lists go: a page is served while page × per_page stays within this
+   * many tasks, and totals are counted up to it, so no page costs a scan of a whole business.
+   * Past it a list answers 422 pointing to narrower filters. @defaultValue 10000
+   */
+  readonly taskListMaxDepth: number;
   /** Limits on client connections, so slow or numerous clients cannot hold the server. */
   readonly httpLimits: HttpLimits;
 }
@@ -105,8 +128,19 @@ export interface HttpLimits {
   readonly requestTimeoutMs: number;
   /** An idle keep-alive connection is closed after this. @defaultValue 5000 */
   readonly keepAliveTimeoutMs: number;
-  /** Connections beyond this are refused at once. @defaultValue 1000 */
+  /**
+   * Connections the server holds at most. When it is full, the slowest connection waiting for
+   * request headers (fresh or idle keep-alive) of the address holding the most makes room; a
+   * new connection is refused only when none waits. @defaultValue 1000
+   */
   readonly maxConnections: number;
+  /**
+   * Connections one client address holds at most (at most `maxConnections`); one more is
+   * refused at once. IPv4 addresses (also as `::ffff:a.b.c.d`) count one by one, public IPv6
+   * addresses by /64. Behind a reverse proxy every client has the proxy's address: raise it to
+   * `maxConnections` there. @defaultValue 100
+   */
+  readonly maxConnectionsPerAddress: number;
 }
 
 /** The master key derives the cursor key: it must carry at least this much. */
@@ -221,6 +255,7 @@ export function loadConfig(env: Env = process.env): Config {
   }
 
   const dataDir = path.resolve(read('DATA_DIR') ?? './.data');
+  const queryTimeoutMs = integer('CAIRN_QUERY_TIMEOUT_MS', 10_000, 1, 600_000);
   const config: Config = {
     role,
     host: read('HOST') ?? '127.0.0.1',
@@ -245,13 +280,13 @@ export function loadConfig(env: Env = process.env): Config {
     masterKey,
     cursorSecret,
     queryMaxRows: integer('CAIRN_QUERY_MAX_ROWS', 10_000, 1, 1_000_000),
-    queryTimeoutMs: integer('CAIRN_QUERY_TIMEOUT_MS', 10_000, 1, 600_000),
+    queryTimeoutMs,
     staleAfterMs: integer('CAIRN_STALE_AFTER_MS', 5_000, 0, 86_400_000),
     queryMaxMemoryBytes: integer('CAIRN_QUERY_MAX_MEMORY_BYTES', 1_073_741_824, 1_048_576, 2 ** 50),
     queryConcurrency: integer('CAIRN_QUERY_CONCURRENCY', 8, 1, 1_000),
     queryConcurrencyPerPrincipal: integer('CAIRN_QUERY_CONCURRENCY_PER_PRINCIPAL', 2, 1, 1_000),
     queryQueuePerPrincipal: integer('CAIRN_QUERY_QUEUE_PER_PRINCIPAL', 8, 0, 10_000),
-    queryQueueWaitMs: integer('CAIRN_QUERY_QUEUE_WAIT_MS', 10_000, 1, 600_000),
+    queryQueueWaitMs: integer('CAIRN_QUERY_QUEUE_WAIT_MS', 2 * queryTimeoutMs, 1, 1_200_000),
     queryCacheBytes: integer('CAIRN_QUERY_CACHE_BYTES', 67_108_864, 0, 2 ** 40),
     projectorPollMs: integer('CAIRN_PROJECTOR_POLL_MS', 500, 10, 60_000),
     projectorBatchSize: integer('CAIRN_PROJECTOR_BATCH_SIZE', 5_000, 1, 100_000),
@@ -272,11 +307,25 @@ export function loadConfig(env: Env = process.env): Config {
       1_024,
       16_777_216,
     ),
+    idempotencyQueryMaxKeys: integer('CAIRN_IDEMPOTENCY_QUERY_MAX_KEYS', 1_000, 1, 1_000_000),
+    idempotencyQueryMaxBytes: integer(
+      'CAIRN_IDEMPOTENCY_QUERY_MAX_BYTES',
+      16_777_216,
+      1_024,
+      2 ** 40,
+    ),
+    taskListMaxDepth: integer('CAIRN_TASK_LIST_MAX_DEPTH', 10_000, 100, 1_000_000),
     httpLimits: Object.freeze({
       headersTimeoutMs: integer('CAIRN_HTTP_HEADERS_TIMEOUT_MS', 10_000, 100, 600_000),
       requestTimeoutMs: integer('CAIRN_HTTP_REQUEST_TIMEOUT_MS', 30_000, 100, 3_600_000),
       keepAliveTimeoutMs: integer('CAIRN_HTTP_KEEPALIVE_TIMEOUT_MS', 5_000, 100, 600_000),
       maxConnections: integer('CAIRN_HTTP_MAX_CONNECTIONS', 1_000, 1, 1_000_000),
+      maxConnectionsPerAddress: integer(
+        'CAIRN_HTTP_MAX_CONNECTIONS_PER_ADDRESS',
+        100,
+        1,
+        1_000_000,
+      ),
     }),
   };
   if (problems.length > 0) {

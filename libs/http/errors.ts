@@ -22,6 +22,9 @@ export const ERROR_CODES = {
   internal: { status: 500, title: 'Internal Server Error' },
   bad_gateway: { status: 502, title: 'Bad Gateway' },
   unavailable: { status: 503, title: 'Service Unavailable' },
+  storage_full: { status: 503, title: 'Storage Full' },
+  storage_read_only: { status: 503, title: 'Storage Read-Only' },
+  out_of_memory: { status: 503, title: 'Out of Memory' },
   timeout: { status: 504, title: 'Gateway Timeout' },
 } as const;
 

@@ -162,9 +162,13 @@ const responses = {
     'internal',
     'nothing internal is revealed; the request id finds it in the logs.',
   ),
-  Unavailable: problemResponse('unavailable', 'an engine is not answering.', {
-    'Retry-After': ref('headers', 'Retry-After'),
-  }),
+  Unavailable: problemResponse(
+    'unavailable',
+    'an engine is not answering; or, as `urn:cairn:problem:storage-full`, `storage-read-only` or `out-of-memory`, its storage is full, takes no writes, or it ran out of memory (nothing was changed; Retry-After says when to try again).',
+    {
+      'Retry-After': ref('headers', 'Retry-After'),
+    },
+  ),
   GatewayTimeout: problemResponse(
     'timeout',
     'the database did not answer in time; nothing was changed unless a retry with the same Idempotency-Key says so.',

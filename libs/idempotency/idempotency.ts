@@ -13,8 +13,10 @@ import type { Database } from '../storage/database.ts';
 import {
   claimKey,
   completeClaim,
+  completeReadClaim,
   type KeyRef,
   purgeExpiredKeys,
+  type ReadAnswerBound,
   releaseClaim,
   type StoredResponse,
 } from '../storage/idempotency-store.ts';
@@ -31,6 +33,12 @@ const PURGE_EVERY_MS = 10 * 60_000;
  * released, and a retry with the same key runs the (read-only) query again.
  */
 export const MAX_STORED_RESPONSE_BYTES = 256 * 1024;
+/**
+ * How many analytics answers, and how many bytes of them, one principal keeps for replay
+ * unless configured: a caller sending a fresh key with every query cannot fill the database.
+ * Past either bound the principal's oldest answers go first; their keys then run again.
+ */
+export const DEFAULT_READ_ANSWER_BOUND: ReadAnswerBound = { maxKeys: 1_000, maxBytes: 16_777_216 };
 /** Seconds a caller is asked to wait while the first request with its key still runs. */
 const IN_PROGRESS_RETRY_AFTER_SECONDS = 1;
 
@@ -41,6 +49,11 @@ export interface IdempotencyOptions {
   masterKey?: string | undefined;
   /** config.idempotencyMaxResponseBytes. @defaultValue MAX_STORED_RESPONSE_BYTES */
   maxResponseBytes?: number;
+  /**
+   * Answers of reads (a query) kept per principal: config.idempotencyQueryMaxKeys and
+   * idempotencyQueryMaxBytes. @defaultValue DEFAULT_READ_ANSWER_BOUND
+   */
+  readAnswers?: ReadAnswerBound;
   /** Told of every replayed answer (a metric). */
   onReplay?: () => void;
 }
@@ -48,7 +61,8 @@ export interface IdempotencyOptions {
 /**
  * Stripe-style idempotency keys: the first request with a key runs and its response is kept
  * for 24 h; the same request again gets that response back, a different one a 422, and one
- * arriving while the first still runs a 409.
+ * arriving while the first still runs a 409. A write's record is kept the whole 24 h; a query's
+ * answer within its principal's bound (`readAnswers`), past which its oldest answers go first.
  */
 export class Idempotency implements IdempotencyLayer {
   private readonly seal: Buffer | undefined;
@@ -75,11 +89,18 @@ export class Idempotency implements IdempotencyLayer {
         if (!(await completeClaim(trx, ref, kept))) throw lostClaim();
         return;
       }
-      // A request without a write of its own (a query) is recorded in a statement of its own;
-      // an answer too large to keep gives its key back instead (see MAX_STORED_RESPONSE_BYTES).
-      const bound = this.options.maxResponseBytes ?? MAX_STORED_RESPONSE_BYTES;
-      if (Buffer.byteLength(kept.body ?? '') > bound) await this.release(ref);
-      else await completeClaim(this.options.db, ref, kept);
+      // A request without a write of its own (a query) is recorded in a statement of its own,
+      // within the principal's bound on kept answers; an answer too large to keep gives its key
+      // back instead (see MAX_STORED_RESPONSE_BYTES).
+      const bound = this.options.readAnswers ?? DEFAULT_READ_ANSWER_BOUND;
+      const bytes = storedBytes(kept);
+      if (
+        Buffer.byteLength(kept.body ?? '') >
+          (this.options.maxResponseBytes ?? MAX_STORED_RESPONSE_BYTES) ||
+        bytes > bound.maxBytes
+      ) {
+        await this.release(ref);
+      } else await completeReadClaim(this.options.db, ref, kept, bytes, bound);
     };
 
     const now = this.options.now();
@@ -160,6 +181,13 @@ export class Idempotency implements IdempotencyLayer {
     }
     return { status: response.status, headers: response.headers, body: JSON.parse(text) };
   }
+}
+
+/** What a kept answer weighs against its principal's bound: its body and headers as stored. */
+function storedBytes(response: StoredResponse): number {
+  return (
+    Buffer.byteLength(response.body ?? '') + Buffer.byteLength(JSON.stringify(response.headers))
+  );
 }
 
 /** Keys are scoped per principal; anonymous callers have no scope to keep them in. */

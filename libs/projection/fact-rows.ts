@@ -90,3 +90,27 @@ function blockedColumns(changes: unknown): Partial<FactRow> {
     blocked_change: list.map((c) => c.change),
   };
 }
+
+/**
+ * A fact reduced to what can always be stored: its identity, instant and labels, no dates and
+ * no blocked changes. Only for a fact ClickHouse refused as it was (see projector.ts).
+ */
+export function bareFactRow(row: FactRow): FactRow {
+  return {
+    fact_id: row.fact_id,
+    kind: row.kind,
+    business: row.business,
+    task_gid: row.task_gid,
+    occurred_at: row.occurred_at,
+    project: row.project,
+    assignee: row.assignee,
+    status: row.status,
+    previous_status: row.previous_status,
+    previous_project: row.previous_project,
+    previous_assignee: row.previous_assignee,
+    previous_due_on: null,
+    due_on: null,
+    task_created_at: row.occurred_at,
+    dependency_gid: row.dependency_gid,
+  };
+}

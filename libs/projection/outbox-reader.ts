@@ -66,28 +66,50 @@ function toCheckpoint(row: Selectable<ProjectorCheckpointsTable>): Checkpoint {
 }
 
 /**
+ * What a fact weighs in a batch: one, plus one per blocked change it carries. The rollup views
+ * expand every change into a row of its own, so a batch's work grows with this, not its length.
+ */
+const FACT_WEIGHT = sql`(1 + case jsonb_typeof(payload -> 'blocked_changes')
+  when 'array' then jsonb_array_length(payload -> 'blocked_changes') else 0 end)`;
+
+/**
+ * How much one batch may weigh (see FACT_WEIGHT): about a second of insert work on this
+ * machine class, so a hub's fan-out is projected in slices with other businesses' facts never
+ * more than a slice behind it. A batch always holds at least one fact.
+ */
+export const BATCH_WEIGHT = 20_000;
+
+/**
  * The end of the next batch after `cursor`, counting only facts whose transaction is older than
  * every transaction still running. Such a set never gains members below its top, so keyset
- * pagination over (xid, id) cannot skip a fact that commits late with a low id.
+ * pagination over (xid, id) cannot skip a fact that commits late with a low id. The batch stops
+ * at `limit` facts or once it weighs `weight` (`cut`: it stopped early, more may be ready).
  */
 export async function nextBatchEnd(
   db: Db,
   cursor: Position,
   limit: number,
-): Promise<(Position & { count: number }) | null> {
-  const result = await sql<{ xid: string; id: number; count: number }>`
-    select xid::text as xid, id, count(*) over () as count
+  weight = BATCH_WEIGHT,
+): Promise<(Position & { count: number; cut: boolean }) | null> {
+  const result = await sql<{ xid: string; id: number; count: number; cut: boolean }>`
+    select xid::text as xid, id, count(*) filter (where keep) over () as count,
+      bool_or(not keep) over () as cut
     from (
-      select xid, id from outbox
-      where (xid, id) > (${cursor.xid}::xid8, ${cursor.id}::bigint)
-        and xid < pg_snapshot_xmin(pg_current_snapshot())
-      order by xid, id
-      limit ${limit}
+      select xid, id, sum(weight) over (order by xid, id rows unbounded preceding) - weight < ${weight} as keep
+      from (
+        select xid, id, ${FACT_WEIGHT} as weight from outbox
+        where (xid, id) > (${cursor.xid}::xid8, ${cursor.id}::bigint)
+          and xid < pg_snapshot_xmin(pg_current_snapshot())
+        order by xid, id
+        limit ${limit}
+      ) candidates
     ) batch
-    order by xid desc, id desc
+    order by keep desc, xid desc, id desc
     limit 1`.execute(db);
   const row = result.rows[0];
-  return row ? { xid: row.xid, id: Number(row.id), count: Number(row.count) } : null;
+  return row
+    ? { xid: row.xid, id: Number(row.id), count: Number(row.count), cut: Boolean(row.cut) }
+    : null;
 }
 
 /** The facts in (from, to], in position order: exactly the rows a pending batch was fixed to. */

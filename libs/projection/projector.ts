@@ -1,12 +1,13 @@
 import type { ClickHouseClient } from '@clickhouse/client';
 import type { Kysely } from 'kysely';
 import type { Database } from '../storage/database.ts';
-import { type FactRow, toFactRow } from './fact-rows.ts';
+import { bareFactRow, type FactRow, toFactRow } from './fact-rows.ts';
 import type { InsertPacing } from './insert-pacing.ts';
 import {
   commitPending,
   loadCheckpoint,
   nextBatchEnd,
+  type OutboxRow,
   type Position,
   readBatch,
   savePending,
@@ -28,6 +29,15 @@ export interface ProjectorDeps {
   signal?: AbortSignal;
   /** Spaces small inserts under a steady stream of writes (the live projector's). */
   pacing?: InsertPacing;
+  /** Told when a batch is cut short, fails or is split. */
+  logger?: ProjectorLog;
+}
+
+/** The levels the projector logs at (a pino logger is one). */
+export interface ProjectorLog {
+  info(fields: object, message: string): void;
+  warn(fields: object, message: string): void;
+  error(fields: object, message: string): void;
 }
 
 export const FACTS_CHECKPOINT = 'facts';
@@ -70,30 +80,128 @@ async function swapHeld(db: Kysely<Database>): Promise<boolean> {
  * repeat), and only then does the cursor move.
  */
 export async function projectBatch(deps: ProjectorDeps): Promise<number> {
+  return (await projectNext(deps)).facts;
+}
+
+/**
+ * `projectBatch`, also saying whether the batch was full (it stopped at the batch size or at
+ * its weight, or was split): more facts may be ready at once.
+ *
+ * A batch whose insert fails twice is split: its pending bounds shrink to its first half (a
+ * batch of other bounds, with its own deduplication token) and that half is tried at once,
+ * down to a single fact; the rest follows as the next batches. A batch the engine cannot take
+ * whole (too much work, a memory limit) so never holds every other business's facts behind it
+ * on each retry. A single fact that still fails is retried as it is: skipping it would lose it.
+ */
+export async function projectNext(deps: ProjectorDeps): Promise<{ facts: number; full: boolean }> {
   const name = deps.checkpoint ?? FACTS_CHECKPOINT;
   const started = performance.now();
   const batch = await deps.db.transaction().execute(async (trx) => {
     const checkpoint = await loadCheckpoint(trx, name, true);
-    if (checkpoint.pending) return { from: checkpoint.cursor, to: checkpoint.pending };
+    if (checkpoint.pending) return { from: checkpoint.cursor, to: checkpoint.pending, full: true };
     if (name === FACTS_CHECKPOINT && (await swapHeld(trx))) return null;
     const end = await nextBatchEnd(trx, checkpoint.cursor, deps.batchSize);
     if (!end) return null;
     await savePending(trx, name, end);
-    return { from: checkpoint.cursor, to: end };
+    if (end.cut) {
+      deps.logger?.info(
+        { batch: dedupToken(name, checkpoint.cursor, end), facts: end.count },
+        'projector: batch cut short at its weight (facts carrying many blocked changes)',
+      );
+    }
+    return { from: checkpoint.cursor, to: end, full: end.cut || end.count >= deps.batchSize };
   });
-  if (!batch) return 0;
+  if (!batch) return { facts: 0, full: false };
 
-  const rows = (await readBatch(deps.db, batch.from, batch.to)).map(toFactRow);
-  await insertFacts(
-    deps.clickhouse,
-    deps.table ?? 'facts',
-    rows,
-    dedupToken(name, batch.from, batch.to),
-  );
+  let to: Position = batch.to;
+  let outbox = await readBatch(deps.db, batch.from, to);
+  let rows = outbox.map(toFactRow);
+  for (;;) {
+    const token = dedupToken(name, batch.from, to);
+    try {
+      await insertFacts(deps.clickhouse, deps.table ?? 'facts', rows, token);
+      failures.delete(token);
+      break;
+    } catch (error) {
+      const failed = (failures.get(token) ?? 0) + 1;
+      failures.set(token, failed);
+      const half = Math.ceil(rows.length / 2);
+      const last = outbox[half - 1];
+      const [only] = rows;
+      if (failed >= SPLIT_AFTER_FAILURES && only && rows.length === 1 && refusesData(error)) {
+        // The engine answered that this fact's values cannot be stored (nothing the write side
+        // produces, but a hand-edited or corrupt outbox row): it goes in reduced to the values
+        // that always can, once, so the facts behind it are not held forever.
+        deps.logger?.error(
+          { err: error, batch: token, fact_id: only.fact_id, business: only.business },
+          'projector: a fact the engine refuses is projected without its dates and blocked changes',
+        );
+        rows = [bareFactRow(only)];
+        continue;
+      }
+      if (failed < SPLIT_AFTER_FAILURES || rows.length < 2 || !last) {
+        deps.logger?.warn(
+          { err: error, batch: token, facts: rows.length, failures: failed },
+          rows.length < 2
+            ? 'projector: a single fact failed to project; retrying it'
+            : 'projector: batch failed to project; it is split if it fails again',
+        );
+        throw error;
+      }
+      const mid = await splitPending(deps.db, name, to, half, last);
+      if (!mid) throw error;
+      deps.logger?.warn(
+        { err: error, batch: token, facts: rows.length, next: dedupToken(name, batch.from, mid) },
+        `projector: batch failed ${failed} times; projecting its first ${half} facts alone`,
+      );
+      failures.delete(token);
+      to = mid;
+      outbox = outbox.slice(0, half);
+      rows = rows.slice(0, half);
+    }
+  }
   await deps.afterInsert?.();
-  await commitPending(deps.db, name, batch.to, (deps.now ?? (() => new Date()))());
+  await commitPending(deps.db, name, to, (deps.now ?? (() => new Date()))());
   deps.onBatch?.({ facts: rows.length, seconds: (performance.now() - started) / 1000 });
-  return rows.length;
+  return { facts: rows.length, full: batch.full || to !== batch.to };
+}
+
+/**
+ * Whether ClickHouse answered that the data cannot be stored (a parse or type error), as
+ * opposed to being away, busy or out of memory, which retrying (or splitting) can get past.
+ */
+function refusesData(error: unknown): boolean {
+  const type = (error as { type?: unknown }).type;
+  return (
+    typeof type === 'string' &&
+    /^(CANNOT_PARSE|CANNOT_READ|TYPE_MISMATCH|INCORRECT_DATA|CANNOT_CONVERT)/.test(type)
+  );
+}
+
+/** How often one batch's insert fails before it is split: a passing fault gets one retry whole. */
+const SPLIT_AFTER_FAILURES = 2;
+/** Failed attempts per batch token, in this process (a restart starts the count afresh). */
+const failures = new Map<string, number>();
+
+/**
+ * Shrinks a pending batch ending at `to` to its first `count` facts, ending at `last`, unless
+ * another worker has moved it meanwhile (then null: its batch is not this one any more).
+ */
+async function splitPending(
+  db: Kysely<Database>,
+  name: string,
+  to: Position,
+  count: number,
+  last: OutboxRow,
+): Promise<Position | null> {
+  return db.transaction().execute(async (trx) => {
+    const checkpoint = await loadCheckpoint(trx, name, true);
+    const pending = checkpoint.pending;
+    if (!pending || pending.xid !== to.xid || Number(pending.id) !== Number(to.id)) return null;
+    const mid = { xid: last.xid, id: Number(last.id), count };
+    await savePending(trx, name, mid);
+    return mid;
+  });
 }
 
 /** Projects until nothing is ready (or `signal` aborts); returns the number of facts projected. */
@@ -103,10 +211,10 @@ export async function drainOutbox(deps: ProjectorDeps): Promise<number> {
     await deps.pacing?.ready(deps.signal);
     if (deps.signal?.aborted) break;
     const started = performance.now();
-    const projected = await projectBatch(deps);
-    if (projected === 0) return total;
-    deps.pacing?.projected(started, projected >= deps.batchSize);
-    total += projected;
+    const { facts, full } = await projectNext(deps);
+    if (facts === 0) return total;
+    deps.pacing?.projected(started, full);
+    total += facts;
   }
   return total;
 }

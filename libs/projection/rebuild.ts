@@ -9,7 +9,7 @@ import {
   FACTS_CHECKPOINT,
   holdLiveProjector,
   insertFacts,
-  projectBatch,
+  projectNext,
   releaseLiveProjector,
 } from './projector.ts';
 import { fillRollups, resetRollups } from './rollup-backfill.ts';
@@ -75,7 +75,7 @@ export async function rebuildFacts(options: RebuildOptions): Promise<{ facts: nu
     },
   };
 
-  while ((await projectBatch(deps)) >= options.batchSize) {}
+  while ((await projectNext(deps)).full) {}
   // The rollups describe the old facts until refilled from the new: queries read facts meanwhile.
   const builds = options.builds ?? (await new RollupBuilds(clickhouse).start());
   await builds.mark(ROLLUP_NAMES, false);
@@ -84,7 +84,7 @@ export async function rebuildFacts(options: RebuildOptions): Promise<{ facts: nu
   try {
     for (let attempt = 1; cutoff === null; attempt++) {
       await holdLiveProjector(db, new Date());
-      while ((await projectBatch(deps)) >= options.batchSize) {}
+      while ((await projectNext(deps)).full) {}
       cutoff = await swapIfCaughtUp(db, clickhouse, now(), SWAP_MAX_GAP);
       if (cutoff !== null) break;
       if (attempt >= SWAP_ATTEMPTS) {

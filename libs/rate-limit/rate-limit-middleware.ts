@@ -1,20 +1,7 @@
 import type { NextFunction, Request, Response } from 'express';
 import { AppError } from '../http/errors.ts';
 import { RATE_WINDOW_SECONDS, type RateDecision, type RateLimiter } from './rate-limit.ts';
-
-/**
- * Probes and scrapes are reported but not charged: an orchestrator or Prometheus polling from
- * one address must not eat that address's anonymous budget, nor be refused and then kill a
- * healthy instance.
- */
-const UNCHARGED_PATHS = new Set(['/healthz', '/readyz', '/metrics', '/docs', '/explore']);
-/**
- * The browser pages' files are static and cached by hashed name: a page load fetches several
- * at once, which must not spend (or be refused by) an anonymous visitor's API budget.
- */
-const UNCHARGED_PREFIXES = ['/docs/assets/', '/explore/assets/'];
-const uncharged = (path: string) =>
-  UNCHARGED_PATHS.has(path) || UNCHARGED_PREFIXES.some((prefix) => path.startsWith(prefix));
+import { isUncharged } from './uncharged-paths.ts';
 
 /**
  * Runs right after authentication, so the budget is the principal's, and before the body is
@@ -29,7 +16,7 @@ export function rateLimitMiddleware(
   const charge = async (req: Request, res: Response): Promise<RateDecision> => {
     // Express works the address out anew on each read of req.ip; a token's budget needs none.
     const address = () => req.ip ?? req.socket.remoteAddress ?? 'unknown';
-    const decision = uncharged(req.path)
+    const decision = isUncharged(req.path)
       ? await limiter.peek(req.principal, address)
       : await limiter.consume(req.principal, address);
     res.setHeader('X-RateLimit-Limit', String(decision.limit));

@@ -1,7 +1,26 @@
-import type { Selectable } from 'kysely';
+import { type ColumnType, type Selectable, sql } from 'kysely';
 import type { Db, IdempotencyKeysTable } from './database.ts';
 
 type KeyRow = Selectable<IdempotencyKeysTable>;
+
+/** Per principal, the read answers and bytes ever stored (0011_idempotency_read_bound.sql). */
+export interface IdempotencyReadUsageTable {
+  principal: string;
+  answers: number;
+  bytes: number;
+}
+
+declare module './database.ts' {
+  interface IdempotencyKeysTable {
+    /** A read answer's place among its principal's stored answers; null for writes and claims. */
+    read_seq: ColumnType<number | null, never, never>;
+    /** Bytes of answers its principal stored before this one. */
+    read_offset: ColumnType<number | null, never, never>;
+  }
+  interface Database {
+    idempotency_read_usage: IdempotencyReadUsageTable;
+  }
+}
 
 export interface KeyRef {
   principal: string;
@@ -109,6 +128,78 @@ export async function completeClaim(
     .where('status', '=', 'in_progress')
     .executeTakeFirst();
   return Number(result.numUpdatedRows) > 0;
+}
+
+/** How many read answers (and bytes of them) one principal keeps for replay. */
+export interface ReadAnswerBound {
+  maxKeys: number;
+  maxBytes: number;
+}
+
+/**
+ * At most this many of a principal's oldest read answers go per stored answer: one is the
+ * usual case, and a bound lowered by configuration is reached again within a few requests
+ * without one statement deleting thousands of rows.
+ */
+const EVICTED_AT_ONCE = 64;
+
+/**
+ * Stores a read's answer under this claim (`bytes` is what it weighs), then evicts the
+ * principal's oldest read answers beyond `bound` (see sql/postgres/0011_idempotency_read_bound.sql).
+ * Storing bumps the principal's running count of answers and bytes, and the answer takes its
+ * place in that count; evicting removes the answers that fell out of the last `maxKeys`
+ * answers or the last `maxBytes` bytes. Eviction is a statement of its own so that it sees
+ * every answer stored before it, those of concurrent requests included: once the principal's
+ * requests settle, it keeps no more than the bound. Only completed read answers are ever
+ * evicted; claims still running and write records are not.
+ */
+export async function completeReadClaim(
+  db: Db,
+  ref: KeyRef,
+  response: StoredResponse,
+  bytes: number,
+  bound: ReadAnswerBound,
+): Promise<{ stored: boolean; evicted: number }> {
+  const { rows } = await sql<{ answers: string; bytes: string; stored: boolean }>`
+    with counted as (
+      insert into idempotency_read_usage as u (principal, answers, bytes)
+      values (${ref.principal}, 1, ${bytes})
+      on conflict (principal) do update
+        set answers = u.answers + 1, bytes = u.bytes + excluded.bytes
+      returning u.answers, u.bytes
+    ), stored as (
+      update idempotency_keys k
+      set status = 'completed',
+        response_status = ${response.status},
+        response_headers = ${JSON.stringify(response.headers)},
+        response_body = ${response.body},
+        read_seq = counted.answers,
+        read_offset = counted.bytes - ${bytes}
+      from counted
+      where k.principal = ${ref.principal} and k.key = ${ref.key}
+        and k.claim_id = ${ref.claimId} and k.status = 'in_progress'
+      returning k.key
+    )
+    select counted.answers::text as answers, counted.bytes::text as bytes,
+      exists (select 1 from stored) as stored
+    from counted
+  `.execute(db);
+  const counted = rows[0];
+  if (!counted) return { stored: false, evicted: 0 };
+  const evicted = await sql`
+    delete from idempotency_keys k
+    using (
+      select key, read_seq from idempotency_keys
+      where principal = ${ref.principal} and read_seq is not null
+      order by read_seq
+      limit ${EVICTED_AT_ONCE}
+    ) oldest
+    where k.principal = ${ref.principal} and k.key = oldest.key
+      and k.read_seq = oldest.read_seq and k.status = 'completed'
+      and (k.read_seq <= ${counted.answers}::bigint - ${bound.maxKeys}
+        or k.read_offset < ${counted.bytes}::bigint - ${bound.maxBytes})
+  `.execute(db);
+  return { stored: counted.stored, evicted: Number(evicted.numAffectedRows ?? 0) };
 }
 
 /** Gives a key back after a failed request, so the caller can retry with it. */

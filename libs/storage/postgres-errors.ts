@@ -1,4 +1,5 @@
 import { AppError } from '../http/errors.ts';
+import { errnoFault, type StorageFault, storageFaultError } from './storage-faults.ts';
 
 /** Seconds a client is asked to wait before retrying after Postgres was unreachable. */
 export const POSTGRES_RETRY_AFTER_SECONDS = 2;
@@ -12,6 +13,26 @@ const UNAVAILABLE_CODES = new Set([
   '40001', // serialization_failure: worth a retry
   '40P01', // deadlock_detected: likewise
 ]);
+// Only real connection failures: the rest of class 08 (08P01 protocol_violation above all) is a
+// statement Cairn should never send, and a 503 would tell the client to retry it forever.
+const CONNECTION_CODES = new Set([
+  '08000', // connection_exception
+  '08003', // connection_does_not_exist
+  '08006', // connection_failure
+  '08001', // sqlclient_unable_to_establish_sqlconnection
+  '08004', // sqlserver_rejected_establishment_of_sqlconnection
+]);
+const STORAGE_CODES: Record<string, StorageFault> = {
+  '53100': 'storage_full', // disk_full
+  '53200': 'out_of_memory', // out_of_memory
+  '25006': 'storage_read_only', // read_only_sql_transaction: a hot standby, default_transaction_read_only
+};
+// Postgres reports EROFS as insufficient_privilege (errcode_for_file_access): only the message
+// tells a read-only file system from a missing grant.
+const READ_ONLY_FILE_SYSTEM = 'Read-only file system';
+// A new session that cannot write its relation-cache file fails with this FATAL and no errno
+// (SQLSTATE XX000): on a full disk every new pool connection does.
+const INIT_FILE_UNWRITABLE = 'could not write init file';
 const TIMEOUT_CODES = new Set([
   '57014', // query_canceled, which statement_timeout raises
   '25P03', // idle_in_transaction_session_timeout
@@ -38,15 +59,38 @@ const UNAVAILABLE_MESSAGES = [
 const TIMEOUT_MESSAGES = ['Query read timeout'];
 
 /**
+ * Which storage fault a Postgres (or PGlite) error is, if any: disk full, out of memory, or
+ * writes refused (a read-only transaction or file system).
+ */
+export function postgresStorageFault(error: unknown): StorageFault | undefined {
+  if (typeof error !== 'object' || error === null) return undefined;
+  const { code, message } = error as { code?: unknown; message?: unknown };
+  const sqlstate = typeof code === 'string' ? code : '';
+  if (Object.hasOwn(STORAGE_CODES, sqlstate)) return STORAGE_CODES[sqlstate];
+  if (
+    sqlstate === '42501' &&
+    typeof message === 'string' &&
+    message.includes(READ_ONLY_FILE_SYSTEM)
+  ) {
+    return 'storage_read_only';
+  }
+  if (typeof message === 'string' && message.includes(INIT_FILE_UNWRITABLE)) return 'storage_full';
+  return errnoFault(error);
+}
+
+/**
  * Engine failures a client should hear about as such: a lost or refused connection is a 503
- * with Retry-After (the request did nothing, or nothing that will commit), a statement that ran
- * out of time a 504. Anything else stays unknown and becomes a 500 that reveals nothing.
+ * with Retry-After (the request did nothing, or nothing that will commit), full, read-only or
+ * memory-starved storage a 503 that names it, a statement that ran out of time a 504. Anything
+ * else stays unknown and becomes a 500 that reveals nothing (and is logged with its cause).
  */
 export function classifyPostgresError(error: unknown): AppError | undefined {
   if (typeof error !== 'object' || error === null) return undefined;
   const { code, message } = error as { code?: unknown; message?: unknown };
   const text = typeof message === 'string' ? message : '';
   const sqlstate = typeof code === 'string' ? code : '';
+  const fault = postgresStorageFault(error);
+  if (fault) return storageFaultError(fault, 'database');
   if (TIMEOUT_CODES.has(sqlstate) || TIMEOUT_MESSAGES.some((m) => text.includes(m))) {
     return new AppError(
       'timeout',
@@ -55,7 +99,7 @@ export function classifyPostgresError(error: unknown): AppError | undefined {
   }
   if (
     UNAVAILABLE_CODES.has(sqlstate) ||
-    sqlstate.startsWith('08') ||
+    CONNECTION_CODES.has(sqlstate) ||
     NETWORK_CODES.has(sqlstate) ||
     UNAVAILABLE_MESSAGES.some((m) => text.includes(m))
   ) {

@@ -90,7 +90,7 @@ export async function addDependencies(
         { members: { cycle } },
       );
     }
-    const [edges, blockedChanges] = await trackBlocked(trx, [gid], () =>
+    const [edges, blockedChanges] = await trackBlocked(trx, { gids: [gid] }, () =>
       insertEdges(trx, task.business, gid, wanted, now),
     );
     const added = edges.sort((a, b) => a.id - b.id).map((edge) => edge.dependency_gid);
@@ -123,7 +123,7 @@ export async function removeDependency(
 ): Promise<void> {
   const task = visibleOrNotFound(await findTask(trx, gid), principal, `Task ${gid}`);
   await lockBusinessGraph(trx, task.business);
-  const [edge, blockedChanges] = await trackBlocked(trx, [gid], () =>
+  const [edge, blockedChanges] = await trackBlocked(trx, { gids: [gid] }, () =>
     deleteEdge(trx, gid, dependencyGid),
   );
   if (!edge) {

@@ -1,3 +1,4 @@
+import { sql } from 'kysely';
 import type { Db } from '../storage/database.ts';
 
 export type FactKind =
@@ -6,7 +7,12 @@ export type FactKind =
   | 'task_completed'
   | 'task_deleted'
   | 'dependency_added'
-  | 'dependency_removed';
+  | 'dependency_removed'
+  /**
+   * More of the blocked changes of the write whose other fact has the same task, labels and
+   * instant: no metric counts it, and it adds no group its write's own fact does not add.
+   */
+  | 'blocked_changed';
 
 /**
  * The task's state after the change, so the analytics side never has to look it up; for a
@@ -34,17 +40,18 @@ export interface FactPayload {
   first_completion?: boolean;
   /**
    * What this write did to blocked_tasks (see blocked-changes.ts), on one fact of each write
-   * and empty on the others. Absent on facts written before the write side recorded it.
+   * and empty on the others; past `MAX_BLOCKED_PER_FACT` entries the rest ride on
+   * `blocked_changed` facts. Absent on facts written before the write side recorded it.
    */
   blocked_changes?: BlockedChange[];
 }
 
-/** One task counted in (+1) or out of (−1) blocked_tasks under these labels. */
+/** Tasks counted in (> 0) or out of (< 0) blocked_tasks under these labels, at most 127 each. */
 export interface BlockedChange {
   project: string | null;
   assignee: string | null;
   status: string;
-  change: 1 | -1;
+  change: number;
 }
 
 export interface Fact {
@@ -55,10 +62,24 @@ export interface Fact {
   occurred_at: Date;
 }
 
-/** Call inside the transaction that makes the change, so the fact commits with it or not at all. */
+/**
+ * Call inside the transaction that makes the change, so the fact commits with it or not at all.
+ * Each column is bound as one array, so a write of 100,000 facts (a hub's deletion removes an
+ * edge each) is five parameters, never five per fact (Postgres stops at 65,535).
+ */
 export async function appendFacts(db: Db, facts: Fact[]): Promise<void> {
   if (facts.length === 0) return;
-  await db.insertInto('outbox').values(outboxValues(facts)).execute();
+  const rows = outboxValues(facts);
+  const column = <K extends keyof ReturnType<typeof outboxRow>>(name: K) =>
+    rows.map((row) => row[name]);
+  await sql`
+    insert into outbox (kind, business, task_gid, payload, occurred_at)
+    select f.kind, f.business, f.task_gid, f.payload::jsonb, f.occurred_at
+    from unnest(
+      ${column('kind')}::text[], ${column('business')}::text[], ${column('task_gid')}::text[],
+      ${column('payload')}::text[], ${rows.map((row) => row.occurred_at.toISOString())}::timestamptz[]
+    ) with ordinality as f(kind, business, task_gid, payload, occurred_at, n)
+    order by f.n`.execute(db);
 }
 
 /** The outbox columns a write sets, in the order its statements bind them. */

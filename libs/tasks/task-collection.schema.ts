@@ -1,3 +1,4 @@
+import { ValidationError } from '../http/errors.ts';
 import type { JsonSchema } from '../http/validation.ts';
 import { OPT_FIELDS_PARAMETER } from './opt-fields.ts';
 import { dueDate } from './task.schemas.ts';
@@ -56,34 +57,65 @@ export const SEARCH_PARAMETER = {
     'Case-insensitive search in task names: tasks whose name contains this text (at least 3 characters).',
 };
 
-export const taskCollectionQuery: JsonSchema = {
-  type: 'object',
-  properties: {
-    // Bounded so that the row offset, (page - 1) × per_page, stays a Postgres bigint.
-    page: { type: 'integer', minimum: 1, maximum: 2_147_483_647, default: 1 },
-    per_page: { type: 'integer', minimum: 1, maximum: 100, default: 20 },
-    sort: { type: 'string', enum: TASK_SORT_FIELDS, default: 'created_at' },
-    order: { type: 'string', enum: ['asc', 'desc'], default: 'desc' },
-    business: text,
-    status: multiValueParameter(
-      `One or more of ${TASK_STATUSES.join(', ')}: comma-separated or repeated.`,
-    ),
-    project: multiValueParameter(
-      'One or more projects, comma-separated or repeated; `null` matches tasks without a project.',
-    ),
-    assignee: multiValueParameter(
-      'One or more assignees, comma-separated or repeated; `null` matches unassigned tasks.',
-    ),
-    q: SEARCH_PARAMETER,
-    ...Object.fromEntries(
-      instantKeys.map(([key, field, op]) => [key, instantParameter(field, op)]),
-    ),
-    ...Object.fromEntries(dueKeys.map((key) => [key, dueDate])),
-    opt_fields: OPT_FIELDS_PARAMETER,
-  },
-  // An unknown filter is refused rather than ignored: a typo must not widen the result.
-  additionalProperties: false,
-};
+/** How deep page-number lists go unless configured (CAIRN_TASK_LIST_MAX_DEPTH). */
+export const DEFAULT_TASK_LIST_MAX_DEPTH = 10_000;
+
+/** The query schema of `GET /api/v1/tasks`, its paging described with the depth bound in force. */
+export function taskCollectionQuery(maxDepth: number = DEFAULT_TASK_LIST_MAX_DEPTH): JsonSchema {
+  return {
+    type: 'object',
+    properties: {
+      // Bounded so that the row offset, (page - 1) × per_page, stays a Postgres bigint.
+      page: {
+        type: 'integer',
+        minimum: 1,
+        maximum: 2_147_483_647,
+        default: 1,
+        description: `Page number, 1-indexed. Lists reach ${maxDepth} tasks deep: when more tasks match, only pages with page × per_page ≤ ${maxDepth} are served (a deeper one is a 422 at ["query","page"]), \`meta.total\` is ${maxDepth} with \`meta.total_is_lower_bound\` true, and \`meta.total_pages\` counts the pages that can be reached. To go further, narrow the list with filters, such as \`created_at[lt]\` set to the created_at of the last task seen (newest first).`,
+      },
+      per_page: { type: 'integer', minimum: 1, maximum: 100, default: 20 },
+      sort: { type: 'string', enum: TASK_SORT_FIELDS, default: 'created_at' },
+      order: { type: 'string', enum: ['asc', 'desc'], default: 'desc' },
+      business: text,
+      status: multiValueParameter(
+        `One or more of ${TASK_STATUSES.join(', ')}: comma-separated or repeated.`,
+      ),
+      project: multiValueParameter(
+        'One or more projects, comma-separated or repeated; `null` matches tasks without a project.',
+      ),
+      assignee: multiValueParameter(
+        'One or more assignees, comma-separated or repeated; `null` matches unassigned tasks.',
+      ),
+      q: SEARCH_PARAMETER,
+      ...Object.fromEntries(
+        instantKeys.map(([key, field, op]) => [key, instantParameter(field, op)]),
+      ),
+      ...Object.fromEntries(dueKeys.map((key) => [key, dueDate])),
+      opt_fields: OPT_FIELDS_PARAMETER,
+    },
+    // An unknown filter is refused rather than ignored: a typo must not widen the result.
+    additionalProperties: false,
+  };
+}
+
+/** The pages a list with more tasks than the bound has: those that end within it. */
+export const reachablePages = (perPage: number, maxDepth: number): number =>
+  Math.floor(maxDepth / perPage);
+
+/**
+ * A page past the depth bound of a list that holds more tasks than the bound. An offset that
+ * deep costs Postgres a walk over every skipped row, and a filter gets there for less.
+ */
+export function pageBeyondDepth(query: TaskCollectionQuery, maxDepth: number): ValidationError {
+  // Name has no range filter: creation time is the range every list can take up from.
+  const field = query.sort === 'name' ? 'created_at' : query.sort;
+  const op = query.order === 'desc' ? 'lt' : 'gte';
+  return ValidationError.at(
+    ['query', 'page'],
+    `Input should be less than or equal to ${reachablePages(query.per_page, maxDepth)}: page-number lists reach the first ${maxDepth} tasks (page × per_page ≤ ${maxDepth}) and more match. Narrow the list with filters to go further: ${field}[${op}] set to the ${field} of the last task seen (with sort=${field}&order=${query.order}), or status, project, assignee or q`,
+    'less_than_equal',
+  );
+}
 
 /** The route checks for the filters the schema only types; each fails at its own query loc. */
 export function taskFilterChecks(query: Record<string, unknown>): {

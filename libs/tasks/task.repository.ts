@@ -1,4 +1,4 @@
-import type { Selectable, Updateable } from 'kysely';
+import { type Selectable, sql, type Updateable } from 'kysely';
 import { compiledShapes } from '../storage/compiled-shapes.ts';
 import type { Db } from '../storage/database.ts';
 import { type Fact, outboxRow } from './outbox.repository.ts';
@@ -86,9 +86,14 @@ export async function findTaskForUpdate(db: Db, gid: string): Promise<TaskRow | 
     .executeTakeFirst();
 }
 
+/** The gids are one array parameter: a hub's deletion looks up 100,000 dependents at once. */
 export async function findTasks(db: Db, gids: readonly string[]): Promise<TaskRow[]> {
   if (gids.length === 0) return [];
-  return db.selectFrom('tasks').select(TASK_COLUMNS).where('gid', 'in', gids).execute();
+  return db
+    .selectFrom('tasks')
+    .select(TASK_COLUMNS)
+    .where('gid', '=', sql<string>`any(${[...gids]}::text[])`)
+    .execute();
 }
 
 /** Applies `changes` to the version read under the row lock and raises the version. */

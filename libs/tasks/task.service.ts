@@ -4,7 +4,7 @@ import { visibleOrNotFound } from '../auth/access.ts';
 import type { Principal } from '../auth/principal.ts';
 import { ValidationError } from '../http/errors.ts';
 import type { Database, Db } from '../storage/database.ts';
-import { dependentsOf, opensOrCloses, trackBlocked } from './blocked-changes.ts';
+import { dependentsFlip, opensOrCloses, trackBlocked } from './blocked-changes.ts';
 import { deleteEdgesOf, lockBusinessGraph } from './dependency.repository.ts';
 import { appendFacts, type Fact } from './outbox.repository.ts';
 import {
@@ -19,8 +19,8 @@ import {
 } from './task.repository.ts';
 import type { TasksTable } from './task.tables.ts';
 import { checkIfMatch, type IfMatch } from './task-etag.ts';
-import { taskFact } from './task-facts.ts';
-import type { TaskStatus } from './task-status.ts';
+import { taskFact, withBlockedChunks } from './task-facts.ts';
+import { OPEN_STATUSES, type TaskStatus } from './task-status.ts';
 
 export interface TaskDeps {
   db: Kysely<Database>;
@@ -128,14 +128,22 @@ export async function updateTask(
     }
     const labelled = BLOCKED_LABELS.some((member) => member in changes);
     const next = { ...before, ...changes } as TaskRow;
-    const affected = labelled
-      ? [gid, ...(opensOrCloses(before, next) ? await dependentsOf(trx, gid) : [])]
+    // The task's own state is counted before and after; its dependents' change is worked out
+    // in one statement before the write, whatever their number.
+    const flip = labelled && opensOrCloses(before, next);
+    const dependents = flip
+      ? await dependentsFlip(trx, gid, isOpenStatus(next.status) ? 1 : -1)
       : [];
-    const [row, blockedChanges] = await trackBlocked(trx, affected, () =>
-      updateTaskRow(trx, before, { ...changes, updated_at: now }),
+    const [row, blockedChanges] = await trackBlocked(
+      trx,
+      { gids: labelled ? [gid] : [] },
+      () => updateTaskRow(trx, before, { ...changes, updated_at: now }),
+      dependents,
     );
     after = row;
-    const facts = [taskFact('task_updated', after, now, { previous: before, blockedChanges })];
+    const facts = withBlockedChunks(
+      taskFact('task_updated', after, now, { previous: before, blockedChanges }),
+    );
     if (after.status === 'completed' && before.status !== 'completed') {
       facts.push(taskFact('task_completed', after, now, { previous: before }));
     }
@@ -143,6 +151,8 @@ export async function updateTask(
   }
   return after;
 }
+
+const isOpenStatus = (status: TaskStatus) => (OPEN_STATUSES as readonly string[]).includes(status);
 
 /** The members that decide whether and under which labels a task counts as blocked. */
 const BLOCKED_LABELS = ['status', 'project', 'assignee'] as const;
@@ -168,12 +178,18 @@ export async function deleteTask(
   await lockGraphOf(trx, gid, principal);
   const task = visibleTask(await findTaskForUpdate(trx, gid), gid, principal);
   checkIfMatch(ifMatch, task);
-  const affected = [gid, ...(opensOrCloses(task, undefined) ? await dependentsOf(trx, gid) : [])];
-  const [edges, blockedChanges] = await trackBlocked(trx, affected, async () => {
-    const removed = await deleteEdgesOf(trx, gid);
-    await deleteTaskRow(trx, gid);
-    return removed;
-  });
+  // Worked out before the edges go: an open task's deletion unblocks the dependents it alone held.
+  const dependents = opensOrCloses(task, undefined) ? await dependentsFlip(trx, gid, -1) : [];
+  const [edges, blockedChanges] = await trackBlocked(
+    trx,
+    { gids: [gid] },
+    async () => {
+      const removed = await deleteEdgesOf(trx, gid);
+      await deleteTaskRow(trx, gid);
+      return removed;
+    },
+    dependents,
+  );
   // Edge facts are attributed to the dependent task, as their state stands now.
   const others = await findTasks(
     trx,
@@ -188,6 +204,8 @@ export async function deleteTask(
       taskFact('dependency_removed', dependent, now, { dependencyGid: edge.dependency_gid }),
     );
   }
-  facts.push(taskFact('task_deleted', task, now, { previous: task, blockedChanges }));
+  facts.push(
+    ...withBlockedChunks(taskFact('task_deleted', task, now, { previous: task, blockedChanges })),
+  );
   await appendFacts(trx, facts);
 }

@@ -16,6 +16,8 @@ import {
 } from './task.service.ts';
 import { listTasks } from './task-collection.query.ts';
 import {
+  DEFAULT_TASK_LIST_MAX_DEPTH,
+  reachablePages,
   type TaskCollectionQuery,
   type TaskFilters,
   taskCollectionQuery,
@@ -49,18 +51,35 @@ const pageEnvelope: JsonSchema = {
       properties: {
         request_id: { type: 'string' },
         timestamp: { type: 'string', format: 'date-time' },
-        total: { type: 'integer' },
+        total: {
+          type: 'integer',
+          description:
+            'Tasks matching, counted up to the list depth bound: with total_is_lower_bound, more match.',
+        },
         page: { type: 'integer' },
         per_page: { type: 'integer' },
-        total_pages: { type: 'integer' },
+        total_pages: {
+          type: 'integer',
+          description:
+            'Pages that can be served: with total_is_lower_bound, those within the bound.',
+        },
+        total_is_lower_bound: {
+          type: 'boolean',
+          description:
+            'More tasks match than the list depth bound; total is the bound. Narrow with filters to reach the rest.',
+        },
       },
-      required: ['request_id', 'total', 'page', 'per_page', 'total_pages'],
+      required: ['request_id', 'total', 'page', 'per_page', 'total_pages', 'total_is_lower_bound'],
     },
   },
   required: ['data', 'meta'],
 };
 
-export function taskRoutes(deps: TaskDeps): Route[] {
+/** `maxListDepth`: how deep page-number lists go (CAIRN_TASK_LIST_MAX_DEPTH). */
+export function taskRoutes(
+  deps: TaskDeps,
+  { maxListDepth = DEFAULT_TASK_LIST_MAX_DEPTH }: { maxListDepth?: number } = {},
+): Route[] {
   return [
     defineRoute<unknown, unknown, CreateTaskInput>({
       method: 'post',
@@ -91,7 +110,7 @@ export function taskRoutes(deps: TaskDeps): Route[] {
       summary: 'List tasks, a page at a time',
       tags: ['tasks'],
       scope: 'workflows:read',
-      query: taskCollectionQuery,
+      query: taskCollectionQuery(maxListDepth),
       checks: ({ query }) => ({
         ...taskFilterChecks(query),
         optFields: () => parseOptFields(query.opt_fields),
@@ -99,7 +118,13 @@ export function taskRoutes(deps: TaskDeps): Route[] {
       successStatus: 200,
       response: pageEnvelope,
       async handle({ query, checked, ctx }) {
-        const page = await listTasks(deps.db, query, checked, allowedBusinesses(ctx.principal));
+        const page = await listTasks(
+          deps.db,
+          query,
+          checked,
+          allowedBusinesses(ctx.principal),
+          maxListDepth,
+        );
         return {
           body: {
             data: page.rows.map((row) => viewOf(row, checked.optFields)),
@@ -108,7 +133,10 @@ export function taskRoutes(deps: TaskDeps): Route[] {
               total: page.total,
               page: query.page,
               per_page: query.per_page,
-              total_pages: Math.ceil(page.total / query.per_page),
+              total_pages: page.totalIsLowerBound
+                ? reachablePages(query.per_page, maxListDepth)
+                : Math.ceil(page.total / query.per_page),
+              total_is_lower_bound: page.totalIsLowerBound,
             },
           },
         };

@@ -1,0 +1,191 @@
+// Slow connections from one address against another address's service: one address
+// (127.0.0.2) keeps `sockets` connections open that send partial headers, re-opening each as
+// soon as the server closes it (its share refused at once, the header deadline, or room made
+// for someone else), while another address (127.0.0.1) probes `GET /healthz` one request at a
+// time, each on a new connection. On Linux the whole of 127.0.0.0/8 is loopback, so both are
+// client addresses of their own on one machine. 1,100 sockets need as many file descriptors
+// in this process (`ulimit -n`), and the server's side needs up to its connection cap.
+import { type ChildProcess, spawn } from 'node:child_process';
+import fs from 'node:fs/promises';
+import { get } from 'node:http';
+import os from 'node:os';
+import path from 'node:path';
+import { Worker } from 'node:worker_threads';
+
+export interface ConnectionIsolationOptions {
+  /** A running server; without one, a server on embedded engines is started for the run. */
+  url?: string;
+  /** Settings of the server started for the run (ignored with `url`). */
+  env?: Record<string, string>;
+  /** How long the probing lasts. @defaultValue 20 */
+  seconds?: number;
+  /** Slow sockets the other address keeps open. @defaultValue 1100 */
+  sockets?: number;
+  /** A probe not answered within this counts as not served. @defaultValue 5000 */
+  probeTimeoutMs?: number;
+}
+
+export interface ConnectionIsolation {
+  probes: number;
+  /** Probes answered 200. */
+  served: number;
+  /** served / probes. */
+  ratio: number;
+  /** What the probes that were not served got, by kind. */
+  failures: Record<string, number>;
+  /** Connections the slow address opened in all (re-openings included). */
+  slowConnects: number;
+}
+
+export const SLOW_ADDRESS = '127.0.0.2';
+export const PROBE_ADDRESS = '127.0.0.1';
+const PROBE_EVERY_MS = 50;
+
+/** Keeps `sockets` partial-header connections open from one address until told to stop. */
+const SLOW_SCRIPT = `
+const net = require('node:net');
+const { parentPort, workerData } = require('node:worker_threads');
+const { host, port, localAddress, sockets } = workerData;
+// An attacker is another machine in life: here it shares the cores with the server, so it runs
+// below its priority and the probe measures the server rather than the load generator.
+try { require('node:os').setPriority(10); } catch {}
+let stopped = false;
+let connects = 0;
+function slow() {
+  if (stopped) return;
+  connects += 1;
+  const socket = net.connect({ host, port, localAddress });
+  socket.on('connect', () => socket.write('GET /healthz HTTP/1.1\\r\\nHost: x\\r\\n'));
+  socket.on('error', () => {});
+  socket.on('close', () => setImmediate(slow));
+}
+for (let i = 0; i < sockets; i += 1) slow();
+parentPort.on('message', (message) => {
+  if (message === 'stop') stopped = true;
+  parentPort.postMessage({ connects });
+});
+`;
+
+/**
+ * Opens the slow sockets, probes for `seconds`, and answers how many probes were served.
+ * Meant for `npm run bench -- isolation`; the target is ≥ 99 % served.
+ */
+export async function measureConnectionIsolation(
+  options: ConnectionIsolationOptions = {},
+): Promise<ConnectionIsolation> {
+  const { seconds = 20, sockets = 1_100, probeTimeoutMs = 5_000 } = options;
+  const server = options.url ? undefined : await startServer(options.env ?? {});
+  const url = options.url ?? (server?.url as string);
+  const { hostname, port } = new URL(url);
+  const slow = new Worker(SLOW_SCRIPT, {
+    eval: true,
+    workerData: { host: hostname, port: Number(port), localAddress: SLOW_ADDRESS, sockets },
+  });
+  const ask = (message: string) =>
+    new Promise<{ connects: number }>((resolve) => {
+      slow.once('message', resolve);
+      slow.postMessage(message);
+    });
+  try {
+    // The slow address first gets its sockets in (or refused), as an attack already under way.
+    const settle = Date.now() + 10_000;
+    while ((await ask('count')).connects < sockets && Date.now() < settle) await pause(100);
+    await pause(1_000);
+    const failures: Record<string, number> = {};
+    let probes = 0;
+    let served = 0;
+    const end = Date.now() + seconds * 1000;
+    while (Date.now() < end) {
+      const answer = await probe(`${url}/healthz`, probeTimeoutMs);
+      probes += 1;
+      if (answer === 200) served += 1;
+      else failures[String(answer)] = (failures[String(answer)] ?? 0) + 1;
+      await pause(PROBE_EVERY_MS);
+    }
+    const { connects } = await ask('stop');
+    return {
+      probes,
+      served,
+      ratio: probes ? served / probes : 0,
+      failures,
+      slowConnects: connects,
+    };
+  } finally {
+    await slow.terminate();
+    await server?.stop();
+  }
+}
+
+/** `GET` on a new connection from the probe address: the status, or what went wrong. */
+function probe(url: string, timeoutMs: number): Promise<number | string> {
+  return new Promise((resolve) => {
+    const req = get(url, { localAddress: PROBE_ADDRESS, agent: false }, (res) => {
+      res.resume();
+      res.on('end', () => resolve(res.statusCode ?? 'no status'));
+      res.on('error', (error: NodeJS.ErrnoException) => resolve(error.code ?? error.message));
+    });
+    req.on('error', (error: NodeJS.ErrnoException) => resolve(error.code ?? error.message));
+    req.setTimeout(timeoutMs, () => req.destroy(Object.assign(new Error(), { code: 'timeout' })));
+  });
+}
+
+function pause(ms: number): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, ms));
+}
+
+interface Served {
+  url: string;
+  child: ChildProcess;
+  stop(): Promise<void>;
+}
+
+/** The service on embedded engines in a child process, so probe and server share no loop. */
+async function startServer(env: Record<string, string>): Promise<Served> {
+  const dataDir = await fs.mkdtemp(path.join(os.tmpdir(), 'cairn-connections-'));
+  const port = 20_000 + Math.floor(Math.random() * 20_000);
+  const child = spawn(process.execPath, ['--import', 'tsx', path.resolve('apps/server/main.ts')], {
+    env: {
+      ...process.env,
+      DATA_DIR: dataDir,
+      PORT: String(port),
+      HOST: '127.0.0.1',
+      LOG_LEVEL: 'error',
+      CAIRN_MASTER_KEY: 'isolation-connections-bench-master-key-0123456789',
+      ...env,
+    },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let said = '';
+  child.stdout?.on('data', (chunk) => {
+    said += chunk;
+  });
+  child.stderr?.on('data', (chunk) => {
+    said += chunk;
+  });
+  // A first start loads a demo dataset after it starts serving: measure once that is done and
+  // /healthz answers promptly again.
+  const deadline = Date.now() + 300_000;
+  let prompt = 0;
+  while (prompt < 5) {
+    if (child.exitCode !== null || Date.now() > deadline) {
+      child.kill('SIGKILL');
+      throw new Error(`server did not start and settle: ${said}`);
+    }
+    if (said.includes('is serving on')) {
+      const started = performance.now();
+      const answer = await probe(`http://127.0.0.1:${port}/healthz`, 5_000);
+      prompt = answer === 200 && performance.now() - started < 250 ? prompt + 1 : 0;
+    }
+    await pause(200);
+  }
+  return {
+    url: `http://127.0.0.1:${port}`,
+    child,
+    async stop() {
+      const exited = new Promise((resolve) => child.once('exit', resolve));
+      child.kill('SIGTERM');
+      await exited;
+      await fs.rm(dataDir, { recursive: true, force: true });
+    },
+  };
+}
