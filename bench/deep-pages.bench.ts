@@ -6,7 +6,7 @@
 // of one client in a loop, idle and while 4 clients fetch deep pages of the big business with a
 // status filter, back to back and then paced at one a second each. The server runs in a child process so load and service do not share an event
 // loop; on this small box they still share the two cores with Postgres.
-import { type ChildProcess, spawn } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import fs from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
@@ -20,6 +20,7 @@ import { migratePostgres } from '../libs/storage/postgres-migrations.ts';
 import { createScratchDatabase } from '../libs/storage/scratch-database.ts';
 import { numberOption } from './options.ts';
 import { percentile } from './percentile.ts';
+import { serveChild } from './serve-child.ts';
 
 const POSTGRES = process.env.TEST_POSTGRES_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
 const OTHER_TASKS = 5_000;
@@ -195,27 +196,8 @@ function figures(results: Timed[]): string {
   return `${results.length} requests, p50 ${percentile(ms, 0.5).toFixed(0)} ms, p99 ${percentile(ms, 0.99).toFixed(0)} ms, max ${Math.max(...ms).toFixed(0)} ms, non-200 ${failed}`;
 }
 
-async function startChild(databaseUrl: string, dataDir: string) {
-  const child = spawn(
-    process.execPath,
-    [
-      ...process.execArgv,
-      path.join(import.meta.dirname, 'main.ts'),
-      'deep-pages',
-      '--serve',
-      databaseUrl,
-      dataDir,
-    ],
-    { stdio: ['ignore', 'pipe', 'inherit'] },
-  );
-  const url = await new Promise<string>((resolve, reject) => {
-    child.stdout!.on('data', (chunk: Buffer) => {
-      const match = /listening (\S+)/.exec(chunk.toString());
-      if (match) resolve(match[1]!);
-    });
-    child.once('exit', (code) => reject(new Error(`server exited with ${code}`)));
-  });
-  return { child, url };
+function startChild(databaseUrl: string, dataDir: string) {
+  return serveChild('deep-pages', [databaseUrl, dataDir]);
 }
 
 /** The child: one Cairn (api + projector, chDB) with its default settings, rate limits aside. */

@@ -9,7 +9,7 @@
 // and service do not share an event loop; `--cpu-profile` writes its V8 profile to DIR. Each
 // figure also prints where the CPU went (service, load generator, Postgres): on a small box
 // they share the cores.
-import { type ChildProcess, spawn } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import fs from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
@@ -33,6 +33,7 @@ import { numberOption } from './options.ts';
 import { lingerFromEnvironment } from './projector-linger.ts';
 import { rawQuery, rawRate } from './raw-rate.ts';
 import { searchFigures, walkFigures } from './search-walk.ts';
+import { serveChild } from './serve-child.ts';
 import { sideBySide } from './side-by-side.ts';
 
 const POSTGRES = process.env.TEST_POSTGRES_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
@@ -223,28 +224,12 @@ async function projectorCaughtUp(db: Db): Promise<number> {
   return performance.now() - started;
 }
 
-async function startChild(databaseUrl: string, dataDir: string, profileDir?: string) {
-  const child = spawn(
-    process.execPath,
-    [
-      ...(profileDir ? ['--cpu-prof', `--cpu-prof-dir=${profileDir}`] : []),
-      ...process.execArgv,
-      path.join(import.meta.dirname, 'main.ts'),
-      'dependents',
-      '--serve',
-      databaseUrl,
-      dataDir,
-    ],
-    { stdio: ['ignore', 'pipe', 'inherit'] },
+function startChild(databaseUrl: string, dataDir: string, profileDir?: string) {
+  return serveChild(
+    'dependents',
+    [databaseUrl, dataDir],
+    profileDir ? ['--cpu-prof', `--cpu-prof-dir=${profileDir}`] : [],
   );
-  const url = await new Promise<string>((resolve, reject) => {
-    child.stdout!.on('data', (chunk: Buffer) => {
-      const match = /listening (\S+)/.exec(chunk.toString());
-      if (match) resolve(match[1]!);
-    });
-    child.once('exit', (code) => reject(new Error(`server exited with ${code}`)));
-  });
-  return { child, url };
 }
 
 /** The child: one Cairn (api + projector, chDB), rate limits out of the way. */
