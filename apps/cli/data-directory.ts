@@ -1,6 +1,7 @@
 import fs from 'node:fs/promises';
 import path from 'node:path';
 import type { Config } from '../../libs/config/config.ts';
+import { isAlive } from '../../libs/storage/pglite-lock.ts';
 import { findRunningServer } from '../../libs/storage/running-server.ts';
 
 /** Which embedded engines a command opens in DATA_DIR (none when their URLs are set). */
@@ -66,15 +67,6 @@ async function holderOf(config: Config, use: EngineUse): Promise<number | undefi
     if (owner > 0 && owner !== process.pid && isAlive(owner)) return owner;
   }
   return undefined;
-}
-
-function isAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (error) {
-    return (error as NodeJS.ErrnoException).code === 'EPERM';
-  }
 }
 
 /**

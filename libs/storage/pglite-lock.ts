@@ -43,7 +43,8 @@ export async function lockDataDir(file: string): Promise<() => Promise<void>> {
   throw new Error(`Could not lock ${file}`);
 }
 
-function isAlive(pid: number): boolean {
+/** Whether a process with this pid exists (one we may not signal exists too). */
+export function isAlive(pid: number): boolean {
   try {
     process.kill(pid, 0);
     return true;

@@ -14,6 +14,14 @@ export interface BlockedScope {
   dependentsOf?: string;
 }
 
+/** One row of a count per label set. */
+interface LabelCount {
+  project: string | null;
+  assignee: string | null;
+  status: string;
+  n: string | number;
+}
+
 /** Blocked tasks per label set (JSON `[project, assignee, status]` → count). */
 export type BlockedCounts = Map<string, number>;
 
@@ -41,12 +49,7 @@ export async function blockedCounts(db: Db, scope: BlockedScope): Promise<Blocke
       ? sql``
       : sql` or t.gid in (select task_gid from task_dependencies where dependency_gid = ${scope.dependentsOf})`;
   const open = [...OPEN_STATUSES];
-  const { rows } = await sql<{
-    project: string | null;
-    assignee: string | null;
-    status: string;
-    n: string | number;
-  }>`
+  const { rows } = await sql<LabelCount>`
     select t.project, t.assignee, t.status, count(*) as n
     from tasks t
     where (t.gid = any(${[...scope.gids]}::text[])${dependents})
@@ -67,12 +70,7 @@ export async function blockedCounts(db: Db, scope: BlockedScope): Promise<Blocke
  */
 export async function dependentsFlip(db: Db, gid: string, sign: 1 | -1): Promise<BlockedChange[]> {
   const open = [...OPEN_STATUSES];
-  const { rows } = await sql<{
-    project: string | null;
-    assignee: string | null;
-    status: string;
-    n: string | number;
-  }>`
+  const { rows } = await sql<LabelCount>`
     select t.project, t.assignee, t.status, count(*) as n
     from task_dependencies h join tasks t on t.gid = h.task_gid
     where h.dependency_gid = ${gid} and t.status = any(${open}::text[])
