@@ -6,14 +6,11 @@
 //     an event loop; /healthz is probed one request at a time every 20 ms.
 //  2. A Postgres frozen with SIGSTOP under a running service: how long a task creation waits
 //     for its answer, against the configured statement timeout + 1 s.
-import { type ChildProcess, spawn } from 'node:child_process';
-import fs from 'node:fs/promises';
-import os from 'node:os';
-import path from 'node:path';
 import { Worker } from 'node:worker_threads';
 import { privatePostgres } from '../dev-tools/private-servers.ts';
 import { numberOption } from './options.ts';
 import { percentile } from './percentile.ts';
+import { type Served, serveMain } from './serve-main.ts';
 
 const MASTER_KEY = 'abuse-bench-master-key-0123456789abcdef';
 
@@ -41,51 +38,8 @@ Promise.all(tokens.map(async (token) => {
 })).then(() => parentPort.postMessage({ sent, statuses }));
 `;
 
-interface Served {
-  url: string;
-  child: ChildProcess;
-  stop(): Promise<void>;
-}
-
-async function serve(env: Record<string, string>): Promise<Served> {
-  const dataDir = await fs.mkdtemp(path.join(os.tmpdir(), 'cairn-abuse-'));
-  const port = 20_000 + Math.floor(Math.random() * 20_000);
-  const child = spawn(process.execPath, ['--import', 'tsx', path.resolve('apps/server/main.ts')], {
-    env: {
-      ...process.env,
-      DATA_DIR: dataDir,
-      PORT: String(port),
-      HOST: '127.0.0.1',
-      LOG_LEVEL: 'error',
-      CAIRN_MASTER_KEY: MASTER_KEY,
-      ...env,
-    },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  let said = '';
-  child.stdout?.on('data', (chunk) => {
-    said += chunk;
-  });
-  child.stderr?.on('data', (chunk) => {
-    said += chunk;
-  });
-  const deadline = Date.now() + 120_000;
-  while (!said.includes('is serving on')) {
-    if (child.exitCode !== null || Date.now() > deadline) {
-      throw new Error(`server did not start: ${said}`);
-    }
-    await new Promise((resolve) => setTimeout(resolve, 100));
-  }
-  return {
-    url: `http://127.0.0.1:${port}`,
-    child,
-    async stop() {
-      const exited = new Promise((resolve) => child.once('exit', resolve));
-      child.kill('SIGTERM');
-      await exited;
-      await fs.rm(dataDir, { recursive: true, force: true });
-    },
-  };
+function serve(env: Record<string, string>): Promise<Served> {
+  return serveMain(env, { masterKey: MASTER_KEY, dataDirPrefix: 'cairn-abuse-' });
 }
 
 async function issueToken(url: string, kind: 'user' | 'service_account'): Promise<string> {

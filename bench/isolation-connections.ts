@@ -5,12 +5,9 @@
 // time, each on a new connection. On Linux the whole of 127.0.0.0/8 is loopback, so both are
 // client addresses of their own on one machine. 1,100 sockets need as many file descriptors
 // in this process (`ulimit -n`), and the server's side needs up to its connection cap.
-import { type ChildProcess, spawn } from 'node:child_process';
-import fs from 'node:fs/promises';
 import { get } from 'node:http';
-import os from 'node:os';
-import path from 'node:path';
 import { Worker } from 'node:worker_threads';
+import { type Served, serveMain } from './serve-main.ts';
 
 export interface ConnectionIsolationOptions {
   /** A running server; without one, a server on embedded engines is started for the run. */
@@ -133,59 +130,26 @@ function pause(ms: number): Promise<void> {
   return new Promise((resolve) => setTimeout(resolve, ms));
 }
 
-interface Served {
-  url: string;
-  child: ChildProcess;
-  stop(): Promise<void>;
-}
-
 /** The service on embedded engines in a child process, so probe and server share no loop. */
 async function startServer(env: Record<string, string>): Promise<Served> {
-  const dataDir = await fs.mkdtemp(path.join(os.tmpdir(), 'cairn-connections-'));
-  const port = 20_000 + Math.floor(Math.random() * 20_000);
-  const child = spawn(process.execPath, ['--import', 'tsx', path.resolve('apps/server/main.ts')], {
-    env: {
-      ...process.env,
-      DATA_DIR: dataDir,
-      PORT: String(port),
-      HOST: '127.0.0.1',
-      LOG_LEVEL: 'error',
-      CAIRN_MASTER_KEY: 'isolation-connections-bench-master-key-0123456789',
-      ...env,
-    },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  let said = '';
-  child.stdout?.on('data', (chunk) => {
-    said += chunk;
-  });
-  child.stderr?.on('data', (chunk) => {
-    said += chunk;
+  const server = await serveMain(env, {
+    masterKey: 'isolation-connections-bench-master-key-0123456789',
+    dataDirPrefix: 'cairn-connections-',
+    startTimeoutMs: 300_000,
   });
   // A first start loads a demo dataset after it starts serving: measure once that is done and
   // /healthz answers promptly again.
   const deadline = Date.now() + 300_000;
   let prompt = 0;
   while (prompt < 5) {
-    if (child.exitCode !== null || Date.now() > deadline) {
-      child.kill('SIGKILL');
-      throw new Error(`server did not start and settle: ${said}`);
+    if (server.child.exitCode !== null || Date.now() > deadline) {
+      await server.stop();
+      throw new Error(`server did not settle: ${server.said()}`);
     }
-    if (said.includes('is serving on')) {
-      const started = performance.now();
-      const answer = await probe(`http://127.0.0.1:${port}/healthz`, 5_000);
-      prompt = answer === 200 && performance.now() - started < 250 ? prompt + 1 : 0;
-    }
+    const started = performance.now();
+    const answer = await probe(`${server.url}/healthz`, 5_000);
+    prompt = answer === 200 && performance.now() - started < 250 ? prompt + 1 : 0;
     await pause(200);
   }
-  return {
-    url: `http://127.0.0.1:${port}`,
-    child,
-    async stop() {
-      const exited = new Promise((resolve) => child.once('exit', resolve));
-      child.kill('SIGTERM');
-      await exited;
-      await fs.rm(dataDir, { recursive: true, force: true });
-    },
-  };
+  return server;
 }
