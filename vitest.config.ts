@@ -5,7 +5,12 @@ export default defineConfig({
     include: ['test/**/*.test.ts'],
     // chDB allows one data directory per process, so every test file gets its own process.
     pool: 'forks',
-    testTimeout: 30_000,
-    hookTimeout: 60_000,
+    // A test file spends most of its time waiting on engines, child processes and the network,
+    // so more files than cores run at once (override: --maxWorkers).
+    maxWorkers: 3,
+    globalSetup: ['test/support/global-setup.ts'],
+    // Limits that catch a hang, not a slow machine: CI runs three files at once beside other work.
+    testTimeout: 60_000,
+    hookTimeout: 120_000,
   },
 });

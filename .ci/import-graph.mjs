@@ -1,5 +1,7 @@
 // `npm run cycles`: fails when the import graph has a cycle between files or between the
-// folders of libs/, or when the HTTP kernel (libs/http) imports anything outside itself.
+// folders of libs/, when the HTTP kernel (libs/http) imports anything outside itself, or when
+// runtime tuning (libs/runtime) imports anything outside itself or is imported by any other lib:
+// the tricks are applied from apps/ at start-up, and the kernel offers hooks instead of calling them.
 
 import madge from 'madge';
 
@@ -19,6 +21,12 @@ for (const [file, imports] of Object.entries(graph)) {
     const to = folderOf(target);
     if (from === 'libs/http' && to !== 'libs/http') {
       problems.push(`libs/http imports from outside the kernel: ${file} → ${target}`);
+    }
+    if (from === 'libs/runtime' && to !== 'libs/runtime') {
+      problems.push(`libs/runtime imports from outside itself: ${file} → ${target}`);
+    }
+    if (from && from !== 'libs/runtime' && to === 'libs/runtime') {
+      problems.push(`a lib applies runtime tuning itself (only apps/ may): ${file} → ${target}`);
     }
     if (!from || !to || from === to) continue;
     if (!folders.has(from)) folders.set(from, new Map());
@@ -60,5 +68,5 @@ if (problems.length > 0) {
   process.exit(1);
 }
 console.log(
-  `${files} files: no import cycle between files or folders; libs/http imports only itself`,
+  `${files} files: no import cycle between files or folders; libs/http and libs/runtime import only themselves, and no other lib imports libs/runtime`,
 );

@@ -6,11 +6,11 @@
 import path from 'node:path';
 import { createClient } from '@clickhouse/client';
 import { createChdbConnection } from 'chdb/connection';
+import { runOnEngine } from '../libs/analytics/execute/query-execution.ts';
+import type { QueryRequest } from '../libs/analytics/parse/query-parser.ts';
 import type { AnalyticsDeps } from '../libs/analytics/query.service.ts';
 import { prepareQuery } from '../libs/analytics/query.service.ts';
-import { runOnEngine } from '../libs/analytics/query-execution.ts';
-import type { QueryRequest } from '../libs/analytics/query-parser.ts';
-import { ROLLUPS } from '../libs/analytics/rollups.ts';
+import { ROLLUPS } from '../libs/analytics/sources/rollups.ts';
 import { BASE_SETTINGS } from '../libs/storage/clickhouse.ts';
 import { textOption } from './options.ts';
 import { percentile } from './percentile.ts';

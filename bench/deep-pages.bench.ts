@@ -13,9 +13,9 @@ import path from 'node:path';
 import { sql } from 'kysely';
 import { startCairn } from '../apps/server/cairn.ts';
 import { issueToken } from '../libs/auth/token.service.ts';
-import { loadConfig } from '../libs/config/config.ts';
+import { loadConfig, POSTGRES_DEFAULTS } from '../libs/config/config.ts';
 import type { Db } from '../libs/storage/database.ts';
-import { DEFAULT_POSTGRES_TIMEOUTS, openPostgres } from '../libs/storage/postgres.ts';
+import { openPostgres } from '../libs/storage/postgres.ts';
 import { migratePostgres } from '../libs/storage/postgres-migrations.ts';
 import { createScratchDatabase } from '../libs/storage/scratch-database.ts';
 import { numberOption } from './options.ts';
@@ -57,7 +57,7 @@ export async function run(args: string[]): Promise<void> {
   // Loading a million rows and building indexes runs far past a request's time limit.
   const db = await openPostgres({
     url: url.toString(),
-    timeouts: { ...DEFAULT_POSTGRES_TIMEOUTS, statementMs: 30 * 60_000 },
+    timeouts: { ...POSTGRES_DEFAULTS.timeouts, statementMs: 30 * 60_000 },
   });
   let child: ChildProcess | undefined;
   try {
@@ -72,7 +72,7 @@ export async function run(args: string[]): Promise<void> {
     const server = await startChild(url.toString(), dataDir);
     child = server.child;
     console.log(
-      `deep pages: ${count} tasks in business "big" (loaded in ${((Date.now() - started) / 1000).toFixed(0)} s), ${OTHER_TASKS} in "other"; Postgres statement limit ${DEFAULT_POSTGRES_TIMEOUTS.statementMs} ms`,
+      `deep pages: ${count} tasks in business "big" (loaded in ${((Date.now() - started) / 1000).toFixed(0)} s), ${OTHER_TASKS} in "other"; Postgres statement limit ${POSTGRES_DEFAULTS.timeouts.statementMs} ms`,
     );
     const list = (query: string, headers: Record<string, string>) =>
       timed(`${server.url}/api/v1/tasks?${query}`, headers);

@@ -18,10 +18,10 @@ import { sql } from 'kysely';
 import pg from 'pg';
 import { startCairn } from '../apps/server/cairn.ts';
 import { issueToken } from '../libs/auth/token.service.ts';
-import { loadConfig } from '../libs/config/config.ts';
-import { readProjection } from '../libs/projection/freshness.ts';
+import { loadConfig, POSTGRES_DEFAULTS } from '../libs/config/config.ts';
+import { readProjection } from '../libs/projection/projection-freshness.ts';
 import type { Db } from '../libs/storage/database.ts';
-import { DEFAULT_POSTGRES_TIMEOUTS, openPostgres } from '../libs/storage/postgres.ts';
+import { openPostgres } from '../libs/storage/postgres.ts';
 import { migratePostgres } from '../libs/storage/postgres-migrations.ts';
 import { createScratchDatabase } from '../libs/storage/scratch-database.ts';
 import { resolveCursorKey } from '../libs/tasks/cursor-key.ts';
@@ -52,7 +52,7 @@ export async function run(args: string[]): Promise<void> {
   // Set-up statements (a million rows, index builds) run far past a request's time limit.
   const db = await openPostgres({
     url: url.toString(),
-    timeouts: { ...DEFAULT_POSTGRES_TIMEOUTS, statementMs: 30 * 60_000 },
+    timeouts: { ...POSTGRES_DEFAULTS.timeouts, statementMs: 30 * 60_000 },
   });
   let child: ChildProcess | undefined;
   let pool: pg.Pool | undefined;

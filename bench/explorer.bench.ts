@@ -13,7 +13,7 @@ import { launchBrowser } from '../dev-tools/browser.ts';
 import { SCOPES } from '../libs/auth/principal.ts';
 import { issueToken } from '../libs/auth/token.service.ts';
 import { loadConfig } from '../libs/config/config.ts';
-import { projectionFreshness } from '../libs/projection/freshness.ts';
+import { projectionFreshness } from '../libs/projection/projection-freshness.ts';
 import { wakeProjector } from '../libs/projection/projector-jobs.ts';
 import { textOption } from './options.ts';
 import { percentile } from './percentile.ts';

@@ -12,7 +12,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { sql } from 'kysely';
 import { startCairn } from '../apps/server/cairn.ts';
-import { ROLLUPS } from '../libs/analytics/rollups.ts';
+import { ROLLUPS } from '../libs/analytics/sources/rollups.ts';
 import { issueToken } from '../libs/auth/token.service.ts';
 import { loadConfig } from '../libs/config/config.ts';
 import { drainOutbox } from '../libs/projection/projector.ts';

@@ -10,15 +10,19 @@ import os from 'node:os';
 import path from 'node:path';
 import { progressBar } from '../apps/cli/progress-bar.ts';
 import { startCairn } from '../apps/server/cairn.ts';
-import { DIMENSIONS, type DimensionName } from '../libs/analytics/catalog.ts';
+import { DIMENSIONS, type DimensionName } from '../libs/analytics/catalog/catalog.ts';
+import { runOnEngine } from '../libs/analytics/execute/query-execution.ts';
+import type { QueryRequest } from '../libs/analytics/parse/query-parser.ts';
 import { type AnalyticsDeps, prepareQuery } from '../libs/analytics/query.service.ts';
-import { runOnEngine } from '../libs/analytics/query-execution.ts';
-import type { QueryRequest } from '../libs/analytics/query-parser.ts';
-import { BLOCKED_ROLLUP_NAMES, ROLLUPS, type SourceName } from '../libs/analytics/rollups.ts';
+import {
+  BLOCKED_ROLLUP_NAMES,
+  ROLLUPS,
+  type SourceName,
+} from '../libs/analytics/sources/rollups.ts';
 import { issueToken } from '../libs/auth/token.service.ts';
 import { loadConfig } from '../libs/config/config.ts';
 import { generateFacts } from '../libs/demo/fact-generator.ts';
-import { projectionFreshness } from '../libs/projection/freshness.ts';
+import { projectionFreshness } from '../libs/projection/projection-freshness.ts';
 import { backfillRollups } from '../libs/projection/rollup-backfill.ts';
 import { textOption } from './options.ts';
 import { percentile } from './percentile.ts';

@@ -4,7 +4,7 @@ import {
   type AdmissionLimits,
   type QueryTicket,
   SPENT_BUDGET_MS,
-} from '../libs/analytics/admission.ts';
+} from '../libs/analytics/execute/admission.ts';
 import { AppError } from '../libs/http/errors.ts';
 
 /**

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { Admission, type AdmissionLimits } from '../libs/analytics/admission.ts';
+import { Admission, type AdmissionLimits } from '../libs/analytics/execute/admission.ts';
 import { AppError } from '../libs/http/errors.ts';
 
 /** Work that finishes when the test says so, recording the order in which work started. */

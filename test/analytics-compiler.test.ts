@@ -1,8 +1,8 @@
 import { describe, expect, it } from 'vitest';
-import { resolveQueryPeriod } from '../libs/analytics/date-range.ts';
-import { resolvePeriod } from '../libs/analytics/period.ts';
-import { compileQuery } from '../libs/analytics/query-compiler.ts';
-import { parseQuery } from '../libs/analytics/query-parser.ts';
+import { compileQuery } from '../libs/analytics/compile/query-compiler.ts';
+import { parseQuery } from '../libs/analytics/parse/query-parser.ts';
+import { resolveQueryPeriod } from '../libs/analytics/period/date-range.ts';
+import { resolvePeriod } from '../libs/analytics/period/period.ts';
 
 const NOW = new Date('2026-11-22T15:30:00Z');
 

@@ -2,14 +2,18 @@
 // comparisons, totals and offset paging, each checked against the independent computation in
 // test/support/analytics-model.ts over seeded histories that span more than a year.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type DimensionName, METRIC_NAMES, type MetricName } from '../libs/analytics/catalog.ts';
+import {
+  type DimensionName,
+  METRIC_NAMES,
+  type MetricName,
+} from '../libs/analytics/catalog/catalog.ts';
+import type { QueryRequest } from '../libs/analytics/parse/query-parser.ts';
 import {
   type AnalyticsDeps,
   prepareQuery,
   type QueryResponse,
   runQuery,
 } from '../libs/analytics/query.service.ts';
-import type { QueryRequest } from '../libs/analytics/query-parser.ts';
 import { type Engines, openEngines } from '../libs/storage/engines.ts';
 import { analyticsDeps, projectAll } from './support/analytics.ts';
 import {

@@ -2,10 +2,10 @@
 // planner answers from, whatever the statement does inside (blocked tasks join spans and edges),
 // and the figures in that row equal the independent computation.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { METRIC_NAMES, METRICS, type MetricName } from '../libs/analytics/catalog.ts';
-import { type PeriodName, resolvePeriod } from '../libs/analytics/period.ts';
+import { METRIC_NAMES, METRICS, type MetricName } from '../libs/analytics/catalog/catalog.ts';
+import { type PeriodName, resolvePeriod } from '../libs/analytics/period/period.ts';
 import { type AnalyticsDeps, prepareQuery, runQuery } from '../libs/analytics/query.service.ts';
-import { ROLLUP_NAMES } from '../libs/analytics/rollups.ts';
+import { ROLLUP_NAMES } from '../libs/analytics/sources/rollups.ts';
 import { type Engines, openEngines } from '../libs/storage/engines.ts';
 import { analyticsDeps, projectAll } from './support/analytics.ts';
 import {

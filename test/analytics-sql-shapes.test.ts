@@ -1,10 +1,10 @@
 import { describe, expect, it } from 'vitest';
-import { stateBuckets, timeBuckets } from '../libs/analytics/buckets.ts';
-import { DIMENSIONS } from '../libs/analytics/catalog.ts';
-import { resolveQueryPeriod } from '../libs/analytics/date-range.ts';
-import { resolvePeriod } from '../libs/analytics/period.ts';
-import { compileQuery } from '../libs/analytics/query-compiler.ts';
-import { parseQuery, type QueryRequest } from '../libs/analytics/query-parser.ts';
+import { DIMENSIONS } from '../libs/analytics/catalog/catalog.ts';
+import { compileQuery } from '../libs/analytics/compile/query-compiler.ts';
+import { parseQuery, type QueryRequest } from '../libs/analytics/parse/query-parser.ts';
+import { stateBuckets, timeBuckets } from '../libs/analytics/period/buckets.ts';
+import { resolveQueryPeriod } from '../libs/analytics/period/date-range.ts';
+import { resolvePeriod } from '../libs/analytics/period/period.ts';
 
 // 2026-11-22 is a Sunday.
 const NOW = new Date('2026-11-22T15:30:00Z');

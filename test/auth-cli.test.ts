@@ -7,7 +7,7 @@ import { describeRefusal } from '../apps/cli/server-answer.ts';
 import { authenticate } from '../libs/auth/token.service.ts';
 import { openPostgres } from '../libs/storage/postgres.ts';
 import { useCairn } from './support/cairn.ts';
-import { tempDir, useMigratedPostgres } from './support/engines.ts';
+import { migratedPglite, tempDir, useMigratedPostgres } from './support/engines.ts';
 import { http } from './support/http.ts';
 
 /** What a failed CLI run printed, or undefined when it succeeded. */
@@ -30,6 +30,7 @@ describe('tokens CLI on the embedded engine', () => {
     });
   beforeAll(async () => {
     dataDir = await tempDir();
+    await migratedPglite(path.join(dataDir, 'pg'));
   });
   afterAll(async () => {
     await fs.rm(dataDir, { recursive: true, force: true });

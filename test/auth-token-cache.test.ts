@@ -7,7 +7,13 @@ import { authenticate, issueToken } from '../libs/auth/token.service.ts';
 import { openTokenCache, type TokenCache } from '../libs/auth/token-cache.ts';
 import { openPostgres, type Postgres } from '../libs/storage/postgres.ts';
 import { migratePostgres } from '../libs/storage/postgres-migrations.ts';
-import { createTestDatabase, type TestDatabase, tempDir, waitFor } from './support/engines.ts';
+import {
+  createTestDatabase,
+  migratedPglite,
+  type TestDatabase,
+  tempDir,
+  waitFor,
+} from './support/engines.ts';
 
 const newToken = async (postgres: Postgres, name: string) =>
   issueToken(
@@ -119,7 +125,7 @@ describe('token cache on PGlite', () => {
   let tokens: Awaited<ReturnType<typeof openTokenCache>>;
   beforeAll(async () => {
     dir = await tempDir();
-    postgres = await openPostgres({ dataDir: path.join(dir, 'pg') });
+    postgres = await openPostgres({ dataDir: await migratedPglite(path.join(dir, 'pg')) });
     await migratePostgres(postgres.db);
     tokens = await openTokenCache(postgres);
   });

@@ -7,6 +7,7 @@ import { Command } from 'commander';
 import { describe, expect, it } from 'vitest';
 import { COMMANDS } from '../apps/cli/commands/index.ts';
 import { useCairn } from './support/cairn.ts';
+import { migratedPglite } from './support/engines.ts';
 
 const run = promisify(execFile);
 const cli = (...args: string[]) => cliWith({}, ...args);
@@ -73,6 +74,7 @@ describe('cairn CLI', () => {
 
   it('demo shows its progress on stderr when piped, and its summary alone on stdout', async () => {
     const dataDir = await fs.mkdtemp(path.join(os.tmpdir(), 'cairn-cli-demo-'));
+    await migratedPglite(path.join(dataDir, 'pg'));
     try {
       const { stdout, stderr } = await cliWith(
         { DATA_DIR: dataDir, DATABASE_URL: '', CLICKHOUSE_URL: '' },

@@ -69,6 +69,17 @@ describe('loadConfig', () => {
     );
   });
 
+  it('switches each runtime trick auto, on or off, auto by default', () => {
+    expect(loadConfig({}).runtime).toEqual({ youngCollection: 'auto', expressMessages: 'auto' });
+    expect(
+      loadConfig({ CAIRN_RUNTIME_YOUNG_COLLECTION: 'off', CAIRN_RUNTIME_EXPRESS_MESSAGES: 'on' })
+        .runtime,
+    ).toEqual({ youngCollection: 'off', expressMessages: 'on' });
+    expect(() => loadConfig({ CAIRN_RUNTIME_EXPRESS_MESSAGES: 'yes' })).toThrow(
+      /CAIRN_RUNTIME_EXPRESS_MESSAGES must be auto, on or off \(got "yes"\)/,
+    );
+  });
+
   it('reports every bad value at once', () => {
     let message = '';
     try {

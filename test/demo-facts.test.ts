@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { METRIC_NAMES } from '../libs/analytics/catalog.ts';
-import { BLOCKED_ROLLUP_NAMES } from '../libs/analytics/rollups.ts';
+import { METRIC_NAMES } from '../libs/analytics/catalog/catalog.ts';
+import { BLOCKED_ROLLUP_NAMES } from '../libs/analytics/sources/rollups.ts';
 import { generateFacts } from '../libs/demo/fact-generator.ts';
 import { backfillRollups } from '../libs/projection/rollup-backfill.ts';
 import { useCairn } from './support/cairn.ts';

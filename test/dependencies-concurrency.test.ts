@@ -12,7 +12,12 @@ import {
 } from '../libs/tasks/dependency.service.ts';
 import { createTask } from '../libs/tasks/task.service.ts';
 import { inTaskUnit } from '../libs/tasks/task-unit.ts';
-import { createTestDatabase, type TestDatabase, tempDir } from './support/engines.ts';
+import {
+  createTestDatabase,
+  migratedPglite,
+  type TestDatabase,
+  tempDir,
+} from './support/engines.ts';
 
 const principal: Principal = {
   kind: 'token',
@@ -35,7 +40,7 @@ describe.each(['postgres', 'pglite'] as const)(
         database = await createTestDatabase();
         pg = await openPostgres({ url: database.url, poolSize: 20 });
       } else {
-        pg = await openPostgres({ dataDir: `${await tempDir()}/pg` });
+        pg = await openPostgres({ dataDir: await migratedPglite(`${await tempDir()}/pg`) });
       }
       await migratePostgres(pg.db);
       deps = {

@@ -4,7 +4,7 @@ import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadDemoDataset } from '../apps/server/first-start-dataset.ts';
 import { type Browser, launchBrowser, SCREENSHOT_DIR } from '../dev-tools/browser.ts';
-import { projectionFreshness } from '../libs/projection/freshness.ts';
+import { projectionFreshness } from '../libs/projection/projection-freshness.ts';
 import { wakeProjector } from '../libs/projection/projector-jobs.ts';
 import { useCairn } from './support/cairn.ts';
 import { waitFor } from './support/engines.ts';

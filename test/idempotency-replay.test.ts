@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
-import { METRIC_NAMES } from '../libs/analytics/catalog.ts';
+import { METRIC_NAMES } from '../libs/analytics/catalog/catalog.ts';
 import { unlimited, useCairn } from './support/cairn.ts';
 import { http } from './support/http.ts';
 

@@ -1,8 +1,10 @@
+import net from 'node:net';
 import { gzipSync } from 'node:zlib';
 import { describe, expect, it } from 'vitest';
-import { queryBody } from '../libs/analytics/query.schema.ts';
+import { queryBody } from '../libs/analytics/parse/query.schema.ts';
 import { checkBody } from '../libs/http/body-check.ts';
 import { unlimited, useCairn } from './support/cairn.ts';
+import { waitFor } from './support/engines.ts';
 import { type HttpResult, http } from './support/http.ts';
 
 /** Bodies past the off-thread threshold (64 KiB) are parsed and validated on a worker thread. */
@@ -127,5 +129,46 @@ describe('large request bodies', () => {
       expect(res.status, res.text).toBe(i % 2 ? 422 : 201);
       if (i % 2 === 0) expect(res.body.data.name).toBe(`n${i}`);
     });
+  });
+
+  /** How many slabs the body pool lends right now (each taken and given straight back). */
+  const freeSlabs = () => {
+    const lent = [];
+    for (let slab = cairn.bodyChecks.reserve(1); slab; slab = cairn.bodyChecks.reserve(1)) {
+      lent.push(slab);
+    }
+    for (const slab of lent) slab.release();
+    return lent.length;
+  };
+
+  it('keeps every slab of the pool whichever way a large body goes, in the router or not', async () => {
+    const pool = freeSlabs();
+    expect(pool).toBeGreaterThanOrEqual(4);
+    const task = (name: string) => `{"business":"lb","name":"${name}"${padding}}`;
+    for (let round = 0; round < pool + 1; round++) {
+      // Through the router: created, invalid, not JSON.
+      expect((await send('/api/v1/tasks', task(`kept${round}`))).status).toBe(201);
+      expect((await send('/api/v1/tasks', task(''))).status).toBe(422);
+      expect((await send('/api/v1/tasks', `${task('x')},`)).status).toBe(400);
+      // Past the router: no such path, a method the path does not take, no token at all.
+      expect((await send('/api/v1/nowhere', task('x'))).status).toBe(404);
+      expect((await send('/healthz', task('x'))).status).toBe(405);
+      const anonymous = await http(cairn.url, 'POST', '/api/v1/tasks', {
+        headers: { 'content-type': 'application/json' },
+        raw: task('x'),
+      });
+      expect(anonymous.status).toBe(401);
+    }
+    // A client that hangs up halfway through a body the router has started reading.
+    const socket = net.connect(Number(new URL(cairn.url).port), '127.0.0.1');
+    await new Promise((resolve) => socket.once('connect', resolve));
+    socket.write(
+      `POST /api/v1/tasks HTTP/1.1\r\nHost: x\r\nAuthorization: ${cairn.auth.Authorization}\r\n` +
+        `Content-Type: application/json\r\nContent-Length: 200000\r\n\r\n{"name":"cut"${' '.repeat(50_000)}`,
+    );
+    await waitFor(async () => freeSlabs() < pool || undefined);
+    socket.destroy();
+    await waitFor(async () => freeSlabs() === pool || undefined);
+    expect(freeSlabs()).toBe(pool);
   });
 });

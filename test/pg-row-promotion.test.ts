@@ -8,7 +8,7 @@ import { createTestDatabase, type TestDatabase } from './support/engines.ts';
  * ten young-generation collections found allocated that they promoted: by then start-up is
  * long past, and anything promoted is a row kept alive past its page.
  */
-function promotedShare(url: string, via: 'cairn' | 'pg'): Promise<number> {
+function promotedShare(url: string, via: 'cairn' | 'callback' | 'pg'): Promise<number> {
   const child = spawn(
     process.execPath,
     ['--trace-gc-nvp', '--import', 'tsx', path.resolve('test/support/row-churn.ts')],
@@ -54,5 +54,9 @@ describe('rows read from Postgres, as V8 collects them', () => {
     // Measured on Node 20, 22 and 24: pg's promise 25–36 %, the adapter 0.
     expect(await promotedShare(database.url, 'pg')).toBeGreaterThan(0.05);
     expect(await promotedShare(database.url, 'cairn')).toBeLessThan(0.02);
+  }, 240_000);
+
+  it('die young through the row-callback layer alone, over a plain pg client', async () => {
+    expect(await promotedShare(database.url, 'callback')).toBeLessThan(0.02);
   }, 240_000);
 });

@@ -186,5 +186,6 @@ describe('Postgres migrations on PGlite', () => {
     } finally {
       await second.close();
     }
-  });
+    // Two PGlite starts and a full migration: well over 30 s on a loaded 2-core machine.
+  }, 120_000);
 });

@@ -4,7 +4,8 @@ import { openPostgres, type Postgres } from '../libs/storage/postgres.ts';
 import { createTestDatabase, type TestDatabase } from './support/engines.ts';
 
 // Statements with parameters run as named prepared statements on a server connection. One
-// connection per pool, so pg_prepared_statements shows exactly what that connection holds.
+// connection per pool and none shared beside it (a statement that once ran slowly would go to
+// the pool instead), so pg_prepared_statements shows exactly what that connection holds.
 describe('prepared statements on a Postgres server', () => {
   let database: TestDatabase;
   let prepared: Postgres;
@@ -12,8 +13,13 @@ describe('prepared statements on a Postgres server', () => {
 
   beforeAll(async () => {
     database = await createTestDatabase();
-    prepared = await openPostgres({ url: database.url, poolSize: 1 });
-    unprepared = await openPostgres({ url: database.url, poolSize: 1, prepare: false });
+    prepared = await openPostgres({ url: database.url, poolSize: 1, sharedConnections: 0 });
+    unprepared = await openPostgres({
+      url: database.url,
+      poolSize: 1,
+      sharedConnections: 0,
+      prepare: false,
+    });
     await sql`create table probe (id int primary key, label text not null)`.execute(prepared.db);
     await sql`insert into probe values (1, 'one'), (2, 'two')`.execute(prepared.db);
   });

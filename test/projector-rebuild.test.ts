@@ -1,5 +1,5 @@
 import { beforeAll, describe, expect, it } from 'vitest';
-import { ROLLUP_NAMES } from '../libs/analytics/rollups.ts';
+import { ROLLUP_NAMES } from '../libs/analytics/sources/rollups.ts';
 import { REBUILD_TABLE, rebuildFacts } from '../libs/projection/rebuild.ts';
 import { unlimited, useCairn } from './support/cairn.ts';
 import { waitFor } from './support/engines.ts';

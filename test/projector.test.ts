@@ -6,7 +6,12 @@ import { type ClickHouse, migrateClickHouse, openClickHouse } from '../libs/stor
 import { openPostgres, type Postgres } from '../libs/storage/postgres.ts';
 import { migratePostgres } from '../libs/storage/postgres-migrations.ts';
 import { appendFacts, type Fact } from '../libs/tasks/outbox.repository.ts';
-import { createTestDatabase, type TestDatabase, tempDir } from './support/engines.ts';
+import {
+  createTestDatabase,
+  migratedPglite,
+  type TestDatabase,
+  tempDir,
+} from './support/engines.ts';
 import { expectRollupsMatchFacts } from './support/projection-invariants.ts';
 
 const fact = (business: string, gid: string): Fact => ({
@@ -47,7 +52,9 @@ describe.each(engines)('projector on $name', ({ server }) => {
   beforeAll(async () => {
     const dir = await tempDir();
     database = server ? await createTestDatabase() : undefined;
-    pg = await openPostgres(database ? { url: database.url } : { dataDir: `${dir}/pg` });
+    pg = await openPostgres(
+      database ? { url: database.url } : { dataDir: await migratedPglite(`${dir}/pg`) },
+    );
     await migratePostgres(pg.db);
     ch = await openClickHouse({ dataDir: `${dir}/ch-${server}` });
     await migrateClickHouse(ch.client);

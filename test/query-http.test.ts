@@ -1,6 +1,6 @@
 import { beforeAll, describe, expect, it } from 'vitest';
-import { METRIC_NAMES } from '../libs/analytics/catalog.ts';
-import { PERIODS } from '../libs/analytics/period.ts';
+import { METRIC_NAMES } from '../libs/analytics/catalog/catalog.ts';
+import { PERIODS } from '../libs/analytics/period/period.ts';
 import { useCairn } from './support/cairn.ts';
 import { waitFor } from './support/engines.ts';
 import { http } from './support/http.ts';
@@ -106,6 +106,24 @@ describe('POST /api/v1/query and GET /api/v1/query/catalog over HTTP', () => {
     [
       { metrics: ['tasks_created'], date_range: ['2026-01-01T00:00:00', '2026-01-02T00:00:00'] },
       ['body', 'date_range', 0],
+      'date_range',
+    ],
+    [
+      { metrics: ['tasks_created'], date_range: ['2026-01-01T00:00:00Z', '2026-01-01T25:61:61Z'] },
+      ['body', 'date_range', 1],
+      'date_range',
+    ],
+    [
+      {
+        metrics: ['tasks_created'],
+        date_range: ['2026-01-01T00:00:00Z', '2026-01-01T00:00:00+99:99'],
+      },
+      ['body', 'date_range', 1],
+      'date_range',
+    ],
+    [
+      { metrics: ['tasks_created'], date_range: ['2026-01-01T00:00:00Z', '2026-06-30T23:59:60Z'] },
+      ['body', 'date_range', 1],
       'date_range',
     ],
     [

@@ -1,7 +1,7 @@
 import { afterAll, describe, expect, it } from 'vitest';
 import { migrateClickHouse, openClickHouse } from '../libs/storage/clickhouse.ts';
 import { HEAVY_QUERY, loadFacts, untilQueued } from './support/analytics-load.ts';
-import { tempDir } from './support/engines.ts';
+import { migratedPglite, tempDir } from './support/engines.ts';
 import { type HttpResult, http } from './support/http.ts';
 import { type ServerProcess, spawnServer } from './support/server-process.ts';
 
@@ -15,6 +15,7 @@ describe('SIGTERM with analytics queries waiting on embedded engines', () => {
 
   it('answers every waiting caller 503 with Retry-After, finishes the running query, exits 0', async () => {
     const dataDir = await tempDir();
+    await migratedPglite(`${dataDir}/pg`);
     // Facts first, while no server holds the data directory (chDB: one process per directory).
     const ch = await openClickHouse({ dataDir: `${dataDir}/ch` });
     await migrateClickHouse(ch.client);

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type PrivateServer, privateRedis } from '../dev-tools/private-servers.ts';
-import { ResultCache } from '../libs/analytics/result-cache.ts';
+import { ResultCache } from '../libs/analytics/execute/result-cache.ts';
 import { RedisResultStore } from '../libs/storage/redis-result-store.ts';
 import { MemoryResultStore, type ResultStore } from '../libs/storage/result-store.ts';
 import { SERVER_REDIS_URL, uniqueName } from './support/engines.ts';

@@ -3,8 +3,8 @@
 // before the write side recorded them get theirs from a replay of the facts at backfill.
 import { sql } from 'kysely';
 import { describe, expect, it } from 'vitest';
+import type { QueryRequest } from '../libs/analytics/parse/query-parser.ts';
 import { runQuery } from '../libs/analytics/query.service.ts';
-import type { QueryRequest } from '../libs/analytics/query-parser.ts';
 import { generateFacts } from '../libs/demo/fact-generator.ts';
 import { backfillRollups } from '../libs/projection/rollup-backfill.ts';
 import { RollupBuilds, rollupsNeedingBackfill } from '../libs/projection/rollup-builds.ts';

@@ -3,8 +3,8 @@
 // before it did, from what the backfill works out of the facts.
 import { sql } from 'kysely';
 import { describe, expect, it } from 'vitest';
+import type { QueryRequest } from '../libs/analytics/parse/query-parser.ts';
 import { runQuery } from '../libs/analytics/query.service.ts';
-import type { QueryRequest } from '../libs/analytics/query-parser.ts';
 import { backfillRollups } from '../libs/projection/rollup-backfill.ts';
 import { RollupBuilds, rollupsNeedingBackfill } from '../libs/projection/rollup-builds.ts';
 import { type ClickHouse, migrateClickHouse, openClickHouse } from '../libs/storage/clickhouse.ts';

@@ -4,7 +4,7 @@ import path from 'node:path';
 import { promisify } from 'node:util';
 import { describe, expect, it } from 'vitest';
 import { runQuery } from '../libs/analytics/query.service.ts';
-import { ROLLUP_NAMES } from '../libs/analytics/rollups.ts';
+import { ROLLUP_NAMES } from '../libs/analytics/sources/rollups.ts';
 import { generateFacts } from '../libs/demo/fact-generator.ts';
 import { drainOutbox } from '../libs/projection/projector.ts';
 import { backfillRollups } from '../libs/projection/rollup-backfill.ts';
@@ -17,7 +17,7 @@ import {
 } from '../libs/storage/clickhouse.ts';
 import { appendFacts } from '../libs/tasks/outbox.repository.ts';
 import { analyticsDeps } from './support/analytics.ts';
-import { tempDir, useMigratedPostgres } from './support/engines.ts';
+import { migratedPglite, tempDir, useMigratedPostgres } from './support/engines.ts';
 import {
   expectRollupsMatchFacts,
   factFor,
@@ -198,6 +198,7 @@ describe('rollups kept exactly once with facts', () => {
     timeout: 180_000,
   }, async () => {
     const dataDir = await tempDir();
+    await migratedPglite(`${dataDir}/pg`);
     await run(
       process.execPath,
       ['--import', 'tsx', path.resolve('apps/cli/main.ts'), 'demo', '--facts', '3000'],

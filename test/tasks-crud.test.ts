@@ -104,12 +104,21 @@ describe('tasks: create, read, update, delete', () => {
       expect.objectContaining({ loc: ['body', 'name'], type: 'string_nul' }),
     ]);
     const moved = await http(cairn.url, 'PUT', `/api/v1/tasks/${task.gid}`, {
-      body: { business: 'globex' },
+      body: { business: 'globex', name: 'Moved' },
       headers: cairn.auth,
     });
     expect(moved.status).toBe(422);
     expect(moved.body.detail).toEqual([
       expect.objectContaining({ loc: ['body', 'business'], type: 'value_error' }),
+    ]);
+    // Nothing to change is a property of the body: refused before the task is looked up.
+    const nothing = await http(cairn.url, 'PUT', '/api/v1/tasks/no-such-task', {
+      body: { business: 'acme' },
+      headers: cairn.auth,
+    });
+    expect(nothing.status).toBe(422);
+    expect(nothing.body.detail).toEqual([
+      expect.objectContaining({ loc: ['body'], type: 'value_error' }),
     ]);
     const unchanged = await http(cairn.url, 'PUT', `/api/v1/tasks/${task.gid}`, {
       body: { business: 'acme', name: 'Checked' },

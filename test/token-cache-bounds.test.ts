@@ -10,6 +10,7 @@ import { openPostgres, type Postgres } from '../libs/storage/postgres.ts';
 import { migratePostgres } from '../libs/storage/postgres-migrations.ts';
 import {
   createTestDatabase,
+  migratedPglite,
   type TestDatabase,
   tempDir,
   USE_SERVERS,
@@ -31,7 +32,7 @@ describe('token cache: refused digests, shared look-ups, revocations racing a lo
       cleanup = () => database.drop();
     } else {
       const dir = await tempDir();
-      postgres = await openPostgres({ dataDir: path.join(dir, 'pg') });
+      postgres = await openPostgres({ dataDir: await migratedPglite(path.join(dir, 'pg')) });
       cleanup = () => fs.rm(dir, { recursive: true, force: true });
     }
     await migratePostgres(postgres.db);

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { readWallClock, wallClock } from '../libs/analytics/period.ts';
+import { readWallClock, wallClock } from '../libs/analytics/period/period.ts';
 
 const ZONES = [
   'UTC',

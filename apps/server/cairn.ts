@@ -1,9 +1,9 @@
 import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type express from 'express';
-import type { Admission } from '../../libs/analytics/admission.ts';
-import { queryRoutes } from '../../libs/analytics/query.route.ts';
-import { loadClickHouseZones } from '../../libs/analytics/time-zones.ts';
+import type { Admission } from '../../libs/analytics/execute/admission.ts';
+import { loadClickHouseZones } from '../../libs/analytics/period/time-zones.ts';
+import { queryRoutes } from '../../libs/analytics/query.routes.ts';
 import { authMiddleware } from '../../libs/auth/auth.middleware.ts';
 import { authorize } from '../../libs/auth/authorize.ts';
 import { type MasterKey, resolveMasterKey } from '../../libs/auth/master-key.ts';
@@ -40,9 +40,9 @@ import {
   rateSubject,
 } from '../../libs/rate-limit/rate-limit.ts';
 import { type Engines, openEngines } from '../../libs/storage/engines.ts';
+import { postgresTransactor } from '../../libs/storage/postgres-transactor.ts';
 import { openRateCounterStore } from '../../libs/storage/rate-counter-stores.ts';
 import { advertiseServer } from '../../libs/storage/running-server.ts';
-import { postgresTransactor } from '../../libs/storage/unit-of-work.ts';
 import { postgresWriteProbe, WriteHealth } from '../../libs/storage/write-health.ts';
 import { resolveCursorKey } from '../../libs/tasks/cursor-key.ts';
 import { dependencyRoutes } from '../../libs/tasks/dependency.routes.ts';
@@ -52,6 +52,7 @@ import { trackHttp } from './http-drain.ts';
 import { createHttpServer } from './http-server.ts';
 import { openQueryCapacity } from './query-capacity.ts';
 import { startRollupBackfill } from './rollup-startup.ts';
+import { applyRuntimeTuning } from './runtime-tuning.ts';
 
 export interface CairnOptions {
   config: Config;
@@ -75,6 +76,8 @@ export interface Cairn {
   app: express.Express;
   /** Every mounted operation, for tests that sweep the whole route table. */
   routes: Route[];
+  /** Parses and validates request bodies and lends the slabs large ones are read into. */
+  bodyChecks: BodyChecks;
   server: Server;
   /** Base URL of the HTTP server. */
   url: string;
@@ -86,6 +89,9 @@ export async function startCairn(options: CairnOptions): Promise<Cairn> {
   const { config } = options;
   const logger = options.logger ?? createLogger(config.logLevel);
   const now = options.now ?? (() => new Date());
+  // Before anything starts a worker thread or a context, so they all see the same flags.
+  const tuning = applyRuntimeTuning(config.runtime);
+  logger.debug({ applied: tuning.applied }, 'runtime tuning');
   const metrics = createMetrics(config.role);
   const breakerObserver = circuitBreakerMetrics(metrics.registry, logger);
   const engines = await openEngines(config, { breakerObserver });
@@ -197,6 +203,7 @@ export async function startCairn(options: CairnOptions): Promise<Cairn> {
       authorize,
       transact: writeHealth.watch(postgresTransactor(db)),
       bodyChecks,
+      onLargeBody: tuning.onLargeBody,
       idempotency: new Idempotency({
         db,
         now,
@@ -226,7 +233,10 @@ export async function startCairn(options: CairnOptions): Promise<Cairn> {
     },
     routes,
   });
-  const server = createHttpServer(app, config.httpLimits).listen(config.port, config.host);
+  const server = createHttpServer(app, config.httpLimits, tuning.serverOptions(app)).listen(
+    config.port,
+    config.host,
+  );
   const http = trackHttp(server);
   await new Promise<void>((resolve, reject) => {
     server.once('listening', resolve);
@@ -248,6 +258,7 @@ export async function startCairn(options: CairnOptions): Promise<Cairn> {
     rollups,
     app,
     routes,
+    bodyChecks,
     server,
     url,
     /** Graceful: stop accepting, answer what is in flight, finish the batch in hand, close engines. */

@@ -3,7 +3,7 @@ import path from 'node:path';
 import { SCOPES } from '../../libs/auth/principal.ts';
 import { issueToken } from '../../libs/auth/token.service.ts';
 import type { Config } from '../../libs/config/config.ts';
-import { projectionFreshness } from '../../libs/projection/freshness.ts';
+import { projectionFreshness } from '../../libs/projection/projection-freshness.ts';
 import { wakeProjector } from '../../libs/projection/projector-jobs.ts';
 import type { Cairn } from './cairn.ts';
 import { type DemoSummary, HISTORY_DAYS, loadDemoDataset } from './first-start-dataset.ts';

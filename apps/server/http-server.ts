@@ -1,7 +1,6 @@
 import http from 'node:http';
 import type express from 'express';
 import type { HttpLimits } from '../../libs/config/config.ts';
-import { expressMessages } from '../../libs/http/express-messages.ts';
 import { shareConnections } from './connection-share.ts';
 
 /** The HTTP limits; without a per-address share one address may hold the whole cap. */
@@ -15,10 +14,15 @@ export type ServerLimits = Omit<HttpLimits, 'maxConnectionsPerAddress'> &
  * address holding slow sockets cannot lock the others out. Node checks the two deadlines on an
  * interval, kept short so a limit means what it says within a second.
  */
-export function createHttpServer(app: express.Express, limits: ServerLimits): http.Server {
+export function createHttpServer(
+  app: express.Express,
+  limits: ServerLimits,
+  /** What runtime tuning gives the server (runtime-tuning.ts): request and response classes. */
+  tuning: http.ServerOptions = {},
+): http.Server {
   const server = http.createServer(
     {
-      ...expressMessages(app),
+      ...tuning,
       requestTimeout: limits.requestTimeoutMs,
       // Node refuses a headers deadline later than the whole request's.
       headersTimeout: Math.min(limits.headersTimeoutMs, limits.requestTimeoutMs),

@@ -1,7 +1,10 @@
 import type client from 'prom-client';
-import { Admission } from '../../libs/analytics/admission.ts';
-import { QueryExecutor, type QueryExecutorDeps } from '../../libs/analytics/query-execution.ts';
-import { ResultCache } from '../../libs/analytics/result-cache.ts';
+import { Admission } from '../../libs/analytics/execute/admission.ts';
+import {
+  QueryExecutor,
+  type QueryExecutorDeps,
+} from '../../libs/analytics/execute/query-execution.ts';
+import { ResultCache } from '../../libs/analytics/execute/result-cache.ts';
 import type { Config } from '../../libs/config/config.ts';
 import type { Logger } from '../../libs/observability/logger.ts';
 import { queryCapacityMetrics } from '../../libs/observability/query-capacity-metrics.ts';

@@ -1,4 +1,3 @@
-import { MAX_BUCKETS } from './buckets.ts';
 import {
   DIMENSION_NAMES,
   DIMENSIONS,
@@ -6,11 +5,13 @@ import {
   METRIC_NAMES,
   METRICS,
   noneLabel,
-} from './catalog.ts';
-import { MAX_RANGE_YEARS } from './date-range.ts';
-import { FILTER_OPS } from './filter-ops.ts';
-import { DEFAULT_PERIOD, PERIOD_DESCRIPTIONS, PERIODS } from './period.ts';
-import { COMPARE_MODES, DIRECTIONS, INCLUSIONS } from './query.schema.ts';
+} from './catalog/catalog.ts';
+import { FILTER_OPS } from './catalog/filter-ops.ts';
+import { DIRECTIONS, INCLUSIONS } from './parse/query.schema.ts';
+import { MAX_BUCKETS } from './period/buckets.ts';
+import { COMPARE_MODES } from './period/comparison-period.ts';
+import { MAX_RANGE_YEARS } from './period/date-range.ts';
+import { DEFAULT_PERIOD, PERIOD_DESCRIPTIONS, PERIODS } from './period/period.ts';
 
 /** The catalog as callers see it: names, meanings and units, never SQL. */
 export function queryCatalog() {

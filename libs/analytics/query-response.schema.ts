@@ -6,10 +6,11 @@ import {
   METRICS,
   type MetricName,
   noneLabel,
-} from './catalog.ts';
-import { FILTER_OPS } from './filter-ops.ts';
-import { PERIODS } from './period.ts';
-import { COMPARE_MODES, DIRECTIONS, INCLUSIONS } from './query.schema.ts';
+} from './catalog/catalog.ts';
+import { FILTER_OPS } from './catalog/filter-ops.ts';
+import { DIRECTIONS, INCLUSIONS } from './parse/query.schema.ts';
+import { COMPARE_MODES } from './period/comparison-period.ts';
+import { PERIODS } from './period/period.ts';
 
 /**
  * The answers of `/query` and `/query/catalog` as JSON Schema, built from the catalog so that a

@@ -1,18 +1,19 @@
 import type { ClickHouseClient } from '@clickhouse/client';
 import { businessScope } from '../auth/access.ts';
-import { resolveQueryPeriod } from './date-range.ts';
-import type { Freshness } from './freshness.ts';
-import { ownReadFigures, type Statement } from './own-reads.ts';
-import type { ResolvedPeriod } from './period.ts';
-import { type Execution, QueryExecutor, type QueryRun } from './query-execution.ts';
+import { timeDimension } from './catalog/catalog.ts';
+import { ownReadFigures, type Statement } from './compile/own-reads.ts';
+import { type Execution, QueryExecutor, type QueryRun } from './execute/query-execution.ts';
+import { type AnalyticsQuery, parseQuery, type QueryRequest } from './parse/query-parser.ts';
+import { resolveQueryPeriod } from './period/date-range.ts';
+import type { ResolvedPeriod } from './period/period.ts';
+import { planQuery, type QueryPlan } from './plan/query-plan.ts';
+import type { Freshness } from './shape/answer-freshness.ts';
 import {
   describeColumns,
   type QueryWarning,
   queryWarnings,
   resolvedQuery,
-} from './query-metadata.ts';
-import { type AnalyticsQuery, parseQuery, type QueryRequest } from './query-parser.ts';
-import { planQuery, type QueryPlan, timeDimension } from './query-plan.ts';
+} from './shape/query-metadata.ts';
 import {
   attachComparison,
   incompleteFrom,
@@ -20,8 +21,24 @@ import {
   type Row,
   sortRows,
   zeroFill,
-} from './query-rows.ts';
-import type { RollupName, SourceName } from './rollups.ts';
+} from './shape/query-rows.ts';
+import type { RollupName, SourceName } from './sources/rollups.ts';
+
+/*
+ * The analytics pipeline, one folder per stage, in the order a query goes through them:
+ *
+ *   parse/    request → checked AnalyticsQuery (query-parser.ts)
+ *   period/   named period or date range → half-open UTC bounds; time buckets, comparison period
+ *   plan/     every statement one request runs: rows, totals, comparison (query-plan.ts)
+ *   sources/  which table answers each statement exactly: a rollup or facts (source-decider.ts)
+ *   compile/  statement → {sql, params}; SQL builders in compile/sql/; own-reads companions
+ *   execute/  admission, result cache, the engine (query-execution.ts)
+ *   shape/    rows zero-filled, paged, compared (query-rows.ts); metadata and warnings
+ *
+ * catalog/ (metrics, dimensions, filter operators) is read by every stage. Each stage imports
+ * only the catalog and stages it calls or whose types it takes; none imports this service or
+ * the route (`query.routes.ts`), which sit on top.
+ */
 
 export interface AnalyticsDeps {
   clickhouse: ClickHouseClient;
@@ -252,7 +269,7 @@ async function firstFact(
   period: ResolvedPeriod,
   businesses: string[] | null,
 ): Promise<Date | null> {
-  if (period.name !== 'all_time' || !timeDimension(query.dimensions)) return null;
+  if (period.name !== 'all_time' || !timeDimension(query)) return null;
   const scope = businesses === null ? '' : 'WHERE business IN {businesses:Array(String)}';
   const result = await deps.clickhouse.query({
     query: `SELECT toString(min(occurred_at)) AS first, count() AS facts FROM facts ${scope}`,

@@ -99,12 +99,27 @@ export interface Config {
   readonly taskListMaxDepth: number;
   /** Limits on client connections, so slow or numerous clients cannot hold the server. */
   readonly httpLimits: HttpLimits;
+  /** Process-wide runtime tricks, one switch each (libs/runtime/index.ts says why and where). */
+  readonly runtime: RuntimeSwitches;
+}
+
+/** `auto`: applied on the Node versions where the trick was measured to help; `on`/`off`: forced. */
+export type RuntimeSwitch = 'auto' | 'on' | 'off';
+
+export interface RuntimeSwitches {
+  /** Young-generation collection after each body over 64 KiB (sets `--expose-gc`). @defaultValue 'auto' */
+  readonly youngCollection: RuntimeSwitch;
+  /** Requests and responses born on Express's prototypes. @defaultValue 'auto' */
+  readonly expressMessages: RuntimeSwitch;
 }
 
 export interface PostgresTimeouts {
   /** Opening a connection. @defaultValue 5000 */
   readonly connectMs: number;
-  /** One statement, enforced by the server and (plus a second) by the client. @defaultValue 5000 */
+  /**
+   * One statement, enforced by the server and, half a second later, by the client (for a server
+   * that answers nothing at all). @defaultValue 5000
+   */
   readonly statementMs: number;
   /** A transaction left idle by its client is rolled back by the server. @defaultValue 10000 */
   readonly idleInTransactionMs: number;
@@ -143,6 +158,26 @@ export interface HttpLimits {
   readonly maxConnectionsPerAddress: number;
 }
 
+/**
+ * The Postgres settings an unset variable leaves: loadConfig's, and those of a caller opening
+ * Postgres without a Config (a test, a bench, a script).
+ */
+export const POSTGRES_DEFAULTS: {
+  readonly timeouts: PostgresTimeouts;
+  readonly prepare: boolean;
+  readonly sharedConnections: number;
+} = Object.freeze({
+  timeouts: Object.freeze({
+    connectMs: 5_000,
+    statementMs: 5_000,
+    idleInTransactionMs: 10_000,
+    acquireMs: 5_000,
+  }),
+  prepare: true,
+  // One server process keeps pace with one event loop; more only spreads the wake-ups.
+  sharedConnections: 1,
+});
+
 /** The master key derives the cursor key: it must carry at least this much. */
 export const MIN_MASTER_KEY_LENGTH = 32;
 
@@ -180,6 +215,12 @@ export function loadConfig(env: Env = process.env): Config {
     if (raw === 'on' || raw === 'off') return raw === 'on';
     problems.push(`${name} must be on or off (got "${raw}")`);
     return fallback;
+  };
+  const runtimeSwitch = (name: string): RuntimeSwitch => {
+    const raw = read(name) ?? 'auto';
+    if (raw === 'auto' || raw === 'on' || raw === 'off') return raw;
+    problems.push(`${name} must be auto, on or off (got "${raw}")`);
+    return 'auto';
   };
   const url = (name: string, protocols: string[]): string | undefined => {
     const raw = read(name);
@@ -256,6 +297,7 @@ export function loadConfig(env: Env = process.env): Config {
 
   const dataDir = path.resolve(read('DATA_DIR') ?? './.data');
   const queryTimeoutMs = integer('CAIRN_QUERY_TIMEOUT_MS', 10_000, 1, 600_000);
+  const pgTimeouts = POSTGRES_DEFAULTS.timeouts;
   const config: Config = {
     role,
     host: read('HOST') ?? '127.0.0.1',
@@ -294,13 +336,23 @@ export function loadConfig(env: Env = process.env): Config {
     logLevel,
     corsOrigins: Object.freeze(corsOrigins),
     postgresTimeouts: Object.freeze({
-      connectMs: integer('CAIRN_PG_CONNECT_TIMEOUT_MS', 5_000, 100, 600_000),
-      statementMs: integer('CAIRN_PG_STATEMENT_TIMEOUT_MS', 5_000, 100, 600_000),
-      idleInTransactionMs: integer('CAIRN_PG_IDLE_IN_TRANSACTION_TIMEOUT_MS', 10_000, 100, 600_000),
-      acquireMs: integer('CAIRN_PG_ACQUIRE_TIMEOUT_MS', 5_000, 100, 600_000),
+      connectMs: integer('CAIRN_PG_CONNECT_TIMEOUT_MS', pgTimeouts.connectMs, 100, 600_000),
+      statementMs: integer('CAIRN_PG_STATEMENT_TIMEOUT_MS', pgTimeouts.statementMs, 100, 600_000),
+      idleInTransactionMs: integer(
+        'CAIRN_PG_IDLE_IN_TRANSACTION_TIMEOUT_MS',
+        pgTimeouts.idleInTransactionMs,
+        100,
+        600_000,
+      ),
+      acquireMs: integer('CAIRN_PG_ACQUIRE_TIMEOUT_MS', pgTimeouts.acquireMs, 100, 600_000),
     }),
-    postgresPrepare: toggle('CAIRN_PG_PREPARE', true),
-    postgresSharedConnections: integer('CAIRN_PG_SHARED_CONNECTIONS', 1, 0, 64),
+    postgresPrepare: toggle('CAIRN_PG_PREPARE', POSTGRES_DEFAULTS.prepare),
+    postgresSharedConnections: integer(
+      'CAIRN_PG_SHARED_CONNECTIONS',
+      POSTGRES_DEFAULTS.sharedConnections,
+      0,
+      64,
+    ),
     idempotencyMaxResponseBytes: integer(
       'CAIRN_IDEMPOTENCY_MAX_RESPONSE_BYTES',
       262_144,
@@ -326,6 +378,10 @@ export function loadConfig(env: Env = process.env): Config {
         1,
         1_000_000,
       ),
+    }),
+    runtime: Object.freeze({
+      youngCollection: runtimeSwitch('CAIRN_RUNTIME_YOUNG_COLLECTION'),
+      expressMessages: runtimeSwitch('CAIRN_RUNTIME_EXPRESS_MESSAGES'),
     }),
   };
   if (problems.length > 0) {

@@ -1,6 +1,13 @@
 import { ERROR_CODES, type ErrorCode } from './errors.ts';
 import { SCHEMAS as schemas } from './openapi-schemas.ts';
 
+/**
+ * What parseIfMatch (tasks/task-etag.ts) takes, whitespace trimmed as it trims: `*`, or a
+ * comma-separated list of entity tags (RFC 9110), a tag holding no comma since commas split.
+ */
+const ENTITY_TAG = '(W/)?"[\\x21\\x23-\\x2b\\x2d-\\x7e\\x80-\\xff]*"';
+export const IF_MATCH_PATTERN = `^\\s*(\\*|${ENTITY_TAG}(\\s*,\\s*${ENTITY_TAG})*)\\s*$`;
+
 /** Shared pieces of the OpenAPI document: every operation points at these by `$ref`. */
 
 export const PROBLEM_JSON = 'application/problem+json';
@@ -58,16 +65,18 @@ const parameters = {
     name: 'X-Request-ID',
     in: 'header',
     required: false,
-    description: 'A UUID v4 to trace this request; echoed back. Anything else is replaced.',
-    schema: { type: 'string', format: 'uuid' },
+    description:
+      'A UUID v4 to trace this request; echoed back. Anything else is accepted and replaced by a generated one.',
+    // Not `format: uuid`: the service takes any value, so the document may refuse none.
+    schema: { type: 'string' },
   },
   IfMatch: {
     name: 'If-Match',
     in: 'header',
     required: false,
     description:
-      'Write only if the object is still this version: `*` or ETags, as `"3"`. Otherwise 412, and nothing changes.',
-    schema: { type: 'string' },
+      'Write only if the object is still this version: `*` or ETags, as `"3"`. Otherwise 412, and nothing changes; a malformed header is a 400.',
+    schema: { type: 'string', pattern: IF_MATCH_PATTERN },
   },
   IfNoneMatch: {
     name: 'If-None-Match',
@@ -108,7 +117,7 @@ const problemResponse = (code: ErrorCode, description: string, extra: object = {
 const responses = {
   BadRequest: problemResponse(
     'bad_request',
-    'the body is not valid JSON or cannot be decompressed as its Content-Encoding says, the path holds a malformed percent-encoding, or the Idempotency-Key is empty or over 255 characters.',
+    'the body is not valid JSON or cannot be decompressed as its Content-Encoding says, the path holds a malformed percent-encoding, the Idempotency-Key is empty or over 255 characters, or the If-Match header is neither `*` nor a list of entity tags.',
   ),
   Unauthorized: problemResponse(
     'unauthorized',

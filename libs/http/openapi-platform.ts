@@ -8,6 +8,7 @@ const platform = (summary: string, operationId: string, ok: object, extra: objec
   get: {
     operationId,
     summary,
+    description: `${summary}. Public: no token needed.`,
     tags: ['platform'],
     security: [],
     parameters: [{ $ref: '#/components/parameters/RequestId' }],
@@ -52,7 +53,16 @@ export const PLATFORM_PATHS: Record<string, Record<string, Record<string, unknow
   '/openapi.json': platform(
     'This OpenAPI 3.1 document',
     'getOpenApi',
-    json({ type: 'object', required: ['openapi', 'paths'] }),
+    json({
+      type: 'object',
+      properties: {
+        openapi: { type: 'string', const: '3.1.0' },
+        info: { type: 'object' },
+        paths: { type: 'object' },
+        components: { type: 'object' },
+      },
+      required: ['openapi', 'info', 'paths'],
+    }),
   ),
   '/docs': platform('Interactive API reference (Swagger UI)', 'getDocs', {
     content: { 'text/html': { schema: { type: 'string' } } },

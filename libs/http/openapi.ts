@@ -6,9 +6,12 @@ import {
   type ResponseName,
   responseRef,
 } from './openapi-components.ts';
+import { toOpenApiSchema, toRequestSchema } from './openapi-dialect.ts';
 import { PLATFORM_PATHS } from './openapi-platform.ts';
 import type { Route } from './route.ts';
 import type { JsonSchema } from './validation.ts';
+
+export { toOpenApiSchema };
 
 export type OpenApiDocument = Record<string, unknown> & {
   paths: Record<string, Record<string, Record<string, unknown>>>;
@@ -24,7 +27,16 @@ const DESCRIPTION = `Analytics queries from ClickHouse and a task dependency gra
 
 Authenticate with \`Authorization: Bearer <token>\`. Invalid input is \`422 application/json\`
 \`{detail:[{loc,msg,type}]}\`; every other error is RFC 9457 \`application/problem+json\`.
+No input text may hold U+0000 or an unpaired UTF-16 surrogate (\`string_nul\`, \`string_unicode\`).
 Every response carries \`X-Request-ID\` and \`X-RateLimit-*\`; POST and PUT accept \`Idempotency-Key\`.`;
+
+const TAG_DESCRIPTIONS: Record<string, string> = {
+  tokens: 'API tokens: issue and revoke with the master key, read your own.',
+  tasks: 'Tasks: the write side; each write appends facts for the analytics side.',
+  dependencies: 'The task dependency graph: edges, dependents and dependencies.',
+  analytics: 'Analytics queries over the projected facts, and their catalog.',
+  platform: 'Probes, metrics and this document; public.',
+};
 
 /** Express `/tasks/:gid` → OpenAPI `/tasks/{gid}`. */
 export function toOpenApiPath(template: string): string {
@@ -47,7 +59,10 @@ export function buildOpenApi(routes: readonly Route[]): OpenApiDocument {
     openapi: '3.1.0',
     info: { title: 'Cairn API', version: VERSION, description: DESCRIPTION },
     servers: [{ url: '/' }],
-    tags: tags.map((name) => ({ name })),
+    tags: tags.map((name) => ({
+      name,
+      ...(TAG_DESCRIPTIONS[name] ? { description: TAG_DESCRIPTIONS[name] } : {}),
+    })),
     paths,
     components: COMPONENTS,
   };
@@ -67,19 +82,30 @@ function operation(route: Route): Record<string, unknown> {
     operationId: route.operationId,
     summary: route.summary,
     tags: route.tags,
-    ...(route.scope ? { description: scopeDescription(route.scope) } : {}),
+    ...description(route),
     security: security(route.scope),
     parameters,
     ...(route.body
       ? {
           requestBody: {
             required: true,
-            content: { 'application/json': { schema: toOpenApiSchema(route.body) } },
+            content: { 'application/json': { schema: toRequestSchema(route.body) } },
           },
         }
       : {}),
     responses: responses(route, writes),
   };
+}
+
+function description(route: Route): { description?: string } {
+  const parts = [
+    ...(route.scope ? [scopeDescription(route.scope)] : []),
+    // OpenAPI lets a service ignore parameters it does not list; this one refuses them here.
+    ...(route.query?.additionalProperties === false
+      ? ['A query parameter not listed here is refused (422 `extra_forbidden`).']
+      : []),
+  ];
+  return parts.length > 0 ? { description: parts.join(' ') } : {};
 }
 
 function scopeDescription(scope: NonNullable<Route['scope']>): string {
@@ -147,7 +173,7 @@ function pathParameters(route: Route): unknown[] {
     name,
     in: 'path',
     required: true,
-    schema: toOpenApiSchema(declared[name] ?? { type: 'string' }),
+    schema: toRequestSchema(declared[name] ?? { type: 'string' }),
   }));
 }
 
@@ -162,26 +188,6 @@ function objectParameters(schema: JsonSchema | undefined, location: 'query'): un
     ...(typeof property.description === 'string' ? { description: property.description } : {}),
     // `created_at[gte]=…` style filters arrive as nested objects when declared as one.
     ...(property.type === 'object' ? { style: 'deepObject', explode: true } : {}),
-    schema: toOpenApiSchema(property),
+    schema: toRequestSchema(property),
   }));
-}
-
-/**
- * Route schemas are written for Ajv's draft-07 dialect; OpenAPI 3.1 speaks 2020-12. The only
- * draft-07 construct that changes meaning is tuple `items`, which becomes `prefixItems`.
- */
-export function toOpenApiSchema(schema: unknown): JsonSchema {
-  return convert(schema) as JsonSchema;
-}
-
-function convert(value: unknown): unknown {
-  if (Array.isArray(value)) return value.map(convert);
-  if (value === null || typeof value !== 'object') return value;
-  const out: Record<string, unknown> = {};
-  for (const [key, member] of Object.entries(value)) {
-    if (key === '$schema' || key === '$id') continue;
-    if (key === 'items' && Array.isArray(member)) out.prefixItems = convert(member);
-    else out[key] = convert(member);
-  }
-  return out;
 }

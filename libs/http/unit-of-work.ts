@@ -1,6 +1,8 @@
 /**
  * One write request's transaction, opened by the router around a handler declared
  * `write: true` (Kysely's example controller: `db.transaction().execute(trx => useCase(trx))`).
+ * The kernel's contract, independent of any store; `storage/postgres-transactor.ts` opens
+ * units on Postgres.
  */
 export interface UnitOfWork<Tx> {
   /** The transaction every statement of the write runs in. */

@@ -2,7 +2,7 @@ import { Ajv, type ErrorObject, type Options, type ValidateFunction } from 'ajv'
 import addFormats from 'ajv-formats';
 import { dateTimeFormat } from './date-time-format.ts';
 import { MAX_ISSUES, ValidationError, type ValidationIssue } from './errors.ts';
-import type { JsonSchema } from './json-schema.ts';
+import { ENFORCED_IN_CODE, type JsonSchema } from './json-schema.ts';
 import { parseParams } from './strict-params.ts';
 
 export type { JsonSchema };
@@ -13,6 +13,8 @@ const OPTIONS: Options = { strict: true, useDefaults: true };
 function ajvWith(options: Options): Ajv {
   const ajv = addFormats(new Ajv({ ...OPTIONS, ...options }));
   ajv.addFormat('date-time', dateTimeFormat);
+  // An annotation here: its constraints are checked by code, and only published.
+  ajv.addKeyword({ keyword: ENFORCED_IN_CODE, schemaType: 'object' });
   return ajv;
 }
 

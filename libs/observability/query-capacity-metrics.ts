@@ -1,6 +1,6 @@
 import client from 'prom-client';
-import type { AdmissionObserver } from '../analytics/admission.ts';
-import type { ResultCacheObserver } from '../analytics/result-cache.ts';
+import type { AdmissionObserver } from '../analytics/execute/admission.ts';
+import type { ResultCacheObserver } from '../analytics/execute/result-cache.ts';
 import type { Logger } from './logger.ts';
 
 export interface QueryCapacityMetrics {

@@ -1,6 +1,6 @@
 import type { ClickHouseClient } from '@clickhouse/client';
-import { NEVER, OPEN, spans } from '../analytics/metric-sources.ts';
-import { type RollupName, rollupDef } from '../analytics/rollups.ts';
+import { NEVER, OPEN, spans } from '../analytics/compile/metric-sources.ts';
+import { type RollupName, rollupDef } from '../analytics/sources/rollups.ts';
 
 const PROJECTED = "projected_at <= {cutoff:DateTime64(3, 'UTC')}";
 const DAY_MS = 86_400_000;

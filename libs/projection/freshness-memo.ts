@@ -1,12 +1,12 @@
 import { sql } from 'kysely';
-import type { Freshness } from '../analytics/freshness.ts';
+import type { Freshness } from '../analytics/shape/answer-freshness.ts';
 import type { Postgres } from '../storage/postgres.ts';
 import {
   freshnessAt,
   type ProjectionReading,
   projectionFreshness,
   readProjection,
-} from './freshness.ts';
+} from './projection-freshness.ts';
 
 /** Announced by `sql/postgres/0008_projection_notify.sql` in sessions that opt in. */
 const PROJECTION_CHANNEL = 'cairn_projection';

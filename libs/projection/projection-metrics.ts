@@ -2,8 +2,8 @@ import client from 'prom-client';
 import type { CairnMetrics } from '../observability/metrics.ts';
 import type { Db } from '../storage/database.ts';
 import type { JobQueue } from '../storage/queue.ts';
-import { projectionFreshness } from './freshness.ts';
 import { countUnprojected, loadCheckpoint } from './outbox-reader.ts';
+import { projectionFreshness } from './projection-freshness.ts';
 import { FACTS_CHECKPOINT, type ProjectorDeps } from './projector.ts';
 
 /**

@@ -1,6 +1,6 @@
 import type { ClickHouseClient } from '@clickhouse/client';
 import type { Kysely } from 'kysely';
-import { ROLLUP_NAMES } from '../analytics/rollups.ts';
+import { ROLLUP_NAMES } from '../analytics/sources/rollups.ts';
 import type { Database } from '../storage/database.ts';
 import { toFactRow } from './fact-rows.ts';
 import { countUnprojected, loadCheckpoint, type Position, readBatch } from './outbox-reader.ts';

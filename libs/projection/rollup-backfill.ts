@@ -2,7 +2,7 @@ import fs from 'node:fs/promises';
 import path from 'node:path';
 import type { ClickHouseClient } from '@clickhouse/client';
 import type { Kysely } from 'kysely';
-import { ROLLUP_NAMES, type RollupName, rollupDef } from '../analytics/rollups.ts';
+import { ROLLUP_NAMES, type RollupName, rollupDef } from '../analytics/sources/rollups.ts';
 import { CLICKHOUSE_MIGRATIONS_DIR } from '../storage/clickhouse.ts';
 import type { Database } from '../storage/database.ts';
 import { BLOCKED_UNKNOWN, replayBlocked } from './blocked-replay.ts';

@@ -1,5 +1,5 @@
 import type { ClickHouseClient } from '@clickhouse/client';
-import { ROLLUP_NAMES, type RollupName } from '../analytics/rollups.ts';
+import { ROLLUP_NAMES, type RollupName } from '../analytics/sources/rollups.ts';
 
 /**
  * Which rollups hold every fact, as recorded in `rollup_builds` (latest row per rollup wins).

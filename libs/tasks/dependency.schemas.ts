@@ -1,7 +1,7 @@
 import type { JsonSchema } from '../http/validation.ts';
 import { OPT_FIELDS_PARAMETER } from './opt-fields.ts';
 import { GID_PATTERN, taskRecord } from './task.schemas.ts';
-import { multiValueParameter } from './task-filters.ts';
+import { statusFilter } from './task-collection.schema.ts';
 
 export const dependencyParams: JsonSchema = {
   type: 'object',
@@ -18,6 +18,8 @@ export const addDependenciesBody: JsonSchema = {
   properties: {
     dependencies: {
       type: 'array',
+      description:
+        'Tasks this one is to depend on, by gid. A task cannot depend on itself (422), and an edge that would close a cycle is a 409.',
       items: { type: 'string', pattern: GID_PATTERN },
       minItems: 1,
       maxItems: 100,
@@ -38,9 +40,15 @@ export const edgeListQuery: JsonSchema = {
   type: 'object',
   properties: {
     limit: { type: 'integer', minimum: 1, maximum: 100, default: 100 },
-    offset: { type: 'string', minLength: 1, maxLength: 512 },
+    offset: {
+      type: 'string',
+      minLength: 1,
+      maxLength: 512,
+      description:
+        'An opaque cursor: `pagination.next_offset` of the previous page, sent back unchanged. The service issued it and signs it; any other text is a 422.',
+    },
     opt_fields: OPT_FIELDS_PARAMETER,
-    status: multiValueParameter(
+    status: statusFilter(
       'List only tasks in these statuses (comma-separated or repeated); with depth=all the walk still passes through the others.',
     ),
     depth: {

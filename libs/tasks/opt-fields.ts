@@ -1,4 +1,6 @@
 import { ValidationError } from '../http/errors.ts';
+import { enforcedInCode } from '../http/json-schema.ts';
+import { commaList, oneOf } from '../http/text-patterns.ts';
 import { TASK_MEMBER_COLUMNS } from './task.tables.ts';
 
 /** Task members `opt_fields` may add; gid, resource_type and name are always present. */
@@ -9,6 +11,8 @@ export const OPT_FIELDS_PARAMETER = {
   type: 'string',
   maxLength: 500,
   description: `Comma-separated task members to include beside gid, resource_type and name: ${OPT_FIELDS.join(', ')}.`,
+  // Empty means none; parseOptFields refuses an unknown name with its own message.
+  ...enforcedInCode({ pattern: commaList(oneOf(OPT_FIELDS), { orEmpty: true }) }),
 };
 
 /** Asana style: `opt_fields=status,due_on`; an unknown name is refused, not ignored. */

@@ -1,10 +1,14 @@
+import { DATE_OR_INSTANT_PATTERN } from '../http/date-time-format.ts';
 import { ValidationError } from '../http/errors.ts';
+import { enforcedInCode } from '../http/json-schema.ts';
+import { commaList, oneOf, trimmedValue } from '../http/text-patterns.ts';
 import type { JsonSchema } from '../http/validation.ts';
 import { OPT_FIELDS_PARAMETER } from './opt-fields.ts';
 import { dueDate } from './task.schemas.ts';
 import {
   instantParameter,
   type LabelFilter,
+  MAX_FILTER_VALUES,
   multiValueParameter,
   parseInstant,
   parseLabels,
@@ -48,6 +52,36 @@ const instantKeys = INSTANT_FIELDS.flatMap((field) =>
 );
 const dueKeys = RANGE_OP_NAMES.map((op) => rangeKey('due_on', op));
 
+/**
+ * A multi-valued filter whose values each match `value` (a regex): as text, a comma-separated
+ * list; repeated, a list of such texts. The parsers in task-filters.ts check it, with their own
+ * messages; the total count over repetitions is theirs alone to check.
+ */
+function listFilter(description: string, value: string): JsonSchema {
+  const list = commaList(value, { maxValues: MAX_FILTER_VALUES });
+  return {
+    ...multiValueParameter(description),
+    // `pattern` holds for the text form, `items` and `maxItems` for the repeated one.
+    ...enforcedInCode({ pattern: list, items: { pattern: list }, maxItems: MAX_FILTER_VALUES }),
+  };
+}
+
+/** `status=open,in_progress`: task statuses. */
+export const statusFilter = (description: string): JsonSchema =>
+  listFilter(description, oneOf(TASK_STATUSES));
+
+/** Labels of 1–200 characters once trimmed (`null` for none), as parseLabels reads them. */
+const labelFilter = (description: string): JsonSchema => listFilter(description, trimmedValue(200));
+
+/** What parseInstant takes: a date, or a date-time instantOf reads (see date-time-format.ts). */
+const instantFilter = (field: string, op: (typeof RANGE_OP_NAMES)[number]): JsonSchema => ({
+  ...instantParameter(field, op),
+  ...enforcedInCode({
+    pattern: DATE_OR_INSTANT_PATTERN,
+    anyOf: [{ format: 'date' }, { format: 'date-time' }],
+  }),
+});
+
 /** Search text: at least three characters, so that a trigram index can answer it. */
 export const SEARCH_PARAMETER = {
   type: 'string',
@@ -77,19 +111,17 @@ export function taskCollectionQuery(maxDepth: number = DEFAULT_TASK_LIST_MAX_DEP
       sort: { type: 'string', enum: TASK_SORT_FIELDS, default: 'created_at' },
       order: { type: 'string', enum: ['asc', 'desc'], default: 'desc' },
       business: text,
-      status: multiValueParameter(
-        `One or more of ${TASK_STATUSES.join(', ')}: comma-separated or repeated.`,
+      status: statusFilter(
+        `One or more of ${TASK_STATUSES.join(', ')}: comma-separated or repeated, ${MAX_FILTER_VALUES} at most in all.`,
       ),
-      project: multiValueParameter(
-        'One or more projects, comma-separated or repeated; `null` matches tasks without a project.',
+      project: labelFilter(
+        `One or more projects, comma-separated or repeated (${MAX_FILTER_VALUES} at most in all); \`null\` matches tasks without a project.`,
       ),
-      assignee: multiValueParameter(
-        'One or more assignees, comma-separated or repeated; `null` matches unassigned tasks.',
+      assignee: labelFilter(
+        `One or more assignees, comma-separated or repeated (${MAX_FILTER_VALUES} at most in all); \`null\` matches unassigned tasks.`,
       ),
       q: SEARCH_PARAMETER,
-      ...Object.fromEntries(
-        instantKeys.map(([key, field, op]) => [key, instantParameter(field, op)]),
-      ),
+      ...Object.fromEntries(instantKeys.map(([key, field, op]) => [key, instantFilter(field, op)])),
       ...Object.fromEntries(dueKeys.map((key) => [key, dueDate])),
       opt_fields: OPT_FIELDS_PARAMETER,
     },

@@ -1,6 +1,6 @@
 import type { Transaction } from 'kysely';
 import type { Database } from '../storage/database.ts';
-import { postgresTransactor } from '../storage/unit-of-work.ts';
+import { postgresTransactor } from '../storage/postgres-transactor.ts';
 import type { TaskDeps } from './task.service.ts';
 
 /**

@@ -1,4 +1,5 @@
 import { businessName } from '../auth/business-name.ts';
+import { enforcedInCode } from '../http/json-schema.ts';
 import type { JsonSchema } from '../http/validation.ts';
 import { TASK_STATUSES } from './task-status.ts';
 
@@ -44,7 +45,13 @@ export const createTaskBody: JsonSchema = {
 export const updateTaskBody: JsonSchema = {
   type: 'object',
   properties: {
-    business: { type: 'string', minLength: 1, maxLength: 100 },
+    business: {
+      type: 'string',
+      minLength: 1,
+      maxLength: 100,
+      description:
+        'The task’s own business, if sent at all: a task cannot move to another business, and any other value is a 422.',
+    },
     name,
     project: label,
     assignee: label,
@@ -52,6 +59,12 @@ export const updateTaskBody: JsonSchema = {
     due_on: dueOn,
   },
   additionalProperties: false,
+  // The use case refuses a PUT that changes nothing: `business` alone is no change.
+  ...enforcedInCode({
+    anyOf: ['name', 'project', 'assignee', 'status', 'due_on'].map((member) => ({
+      required: [member],
+    })),
+  }),
 };
 
 export const taskRecord: JsonSchema = {

@@ -91,6 +91,15 @@ export async function updateTask(
   now: Date,
   ifMatch?: IfMatch,
 ): Promise<TaskRow> {
+  // Before any lookup: the body alone decides this, whether or not the task exists (the
+  // published document says so too).
+  if (!UPDATABLE.some((member) => input[member] !== undefined)) {
+    throw ValidationError.at(
+      ['body'],
+      `Nothing to change: send at least one of ${UPDATABLE.join(', ')}`,
+      'value_error',
+    );
+  }
   if (BLOCKED_LABELS.some((member) => input[member] !== undefined)) {
     await lockGraphOf(trx, gid, principal);
   }
@@ -102,13 +111,6 @@ export async function updateTask(
     throw ValidationError.at(
       ['body', 'business'],
       'A task cannot move to another business',
-      'value_error',
-    );
-  }
-  if (!UPDATABLE.some((member) => input[member] !== undefined)) {
-    throw ValidationError.at(
-      ['body'],
-      `Nothing to change: send at least one of ${UPDATABLE.join(', ')}`,
       'value_error',
     );
   }

@@ -2,9 +2,13 @@
 // histories written through the write side and mirrored here as plain facts, and every metric
 // computed from those facts by straightforward TypeScript.
 import { expect } from 'vitest';
-import { type DimensionName, METRICS, type MetricName } from '../../libs/analytics/catalog.ts';
-import { startOfDay } from '../../libs/analytics/period.ts';
-import type { QueryFilter } from '../../libs/analytics/query-parser.ts';
+import {
+  type DimensionName,
+  METRICS,
+  type MetricName,
+} from '../../libs/analytics/catalog/catalog.ts';
+import type { QueryFilter } from '../../libs/analytics/parse/query-parser.ts';
+import { startOfDay } from '../../libs/analytics/period/period.ts';
 import type { Principal } from '../../libs/auth/principal.ts';
 import type { Engines } from '../../libs/storage/engines.ts';
 import { addDependencies, removeDependency } from '../../libs/tasks/dependency.service.ts';

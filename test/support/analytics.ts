@@ -1,6 +1,6 @@
 import type { AnalyticsDeps } from '../../libs/analytics/query.service.ts';
-import { ROLLUP_NAMES, type RollupName } from '../../libs/analytics/rollups.ts';
-import { projectionFreshness } from '../../libs/projection/freshness.ts';
+import { ROLLUP_NAMES, type RollupName } from '../../libs/analytics/sources/rollups.ts';
+import { projectionFreshness } from '../../libs/projection/projection-freshness.ts';
 import { drainOutbox } from '../../libs/projection/projector.ts';
 import type { Engines } from '../../libs/storage/engines.ts';
 import { waitFor } from './engines.ts';

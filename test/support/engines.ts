@@ -1,7 +1,7 @@
 import fs from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import { afterAll, beforeAll } from 'vitest';
+import { afterAll, beforeAll, inject } from 'vitest';
 import { waitFor } from '../../dev-tools/wait-for.ts';
 import { type Config, loadConfig } from '../../libs/config/config.ts';
 import { openPostgres, type Postgres } from '../../libs/storage/postgres.ts';
@@ -11,6 +11,7 @@ import {
   type ScratchDatabase,
   uniqueName,
 } from '../../libs/storage/scratch-database.ts';
+import { seedPglite } from './pglite-template.ts';
 
 export { uniqueName, waitFor };
 
@@ -24,6 +25,15 @@ export const USE_SERVERS = process.env.DATABASE_URL !== undefined;
 
 export async function tempDir(prefix = 'cairn-test-'): Promise<string> {
   return fs.mkdtemp(path.join(os.tmpdir(), prefix));
+}
+
+/**
+ * An embedded Postgres data directory at `dir` that already holds every migration: a copy of
+ * the migrated template (see pglite-template.ts), for tests that open PGlite themselves.
+ */
+export async function migratedPglite(dir: string): Promise<string> {
+  await seedPglite(inject('pgliteTemplate'), dir);
+  return dir;
 }
 
 export type TestDatabase = ScratchDatabase;
@@ -70,13 +80,21 @@ export interface TestConfig {
 }
 
 /**
- * A configuration for this test file: embedded engines in a temp dir, or (when the run uses
+ * A configuration for this test file: embedded engines in a temp dir (Postgres a copy of the
+ * migrated template, see pglite-template.ts), or (when the run uses
  * servers, or `servers` is set) a fresh Postgres database and Redis prefix. ClickHouse is
  * always chDB here.
  */
 export async function testConfig(
   overrides: Record<string, string> = {},
-  { servers = USE_SERVERS } = {},
+  {
+    servers = USE_SERVERS,
+    fresh = false,
+  }: {
+    servers?: boolean;
+    /** Embedded Postgres created from nothing, not copied from the migrated template. */
+    fresh?: boolean;
+  } = {},
 ): Promise<TestConfig> {
   const dataDir = await tempDir();
   const env: Record<string, string> = {
@@ -100,8 +118,12 @@ export async function testConfig(
     env.REDIS_URL = process.env.REDIS_URL ?? SERVER_REDIS_URL;
     env.CAIRN_REDIS_PREFIX = uniqueName('cairn_t');
   }
+  const config = loadConfig({ ...env, ...overrides });
+  if (!config.databaseUrl && !fresh) {
+    await seedPglite(inject('pgliteTemplate'), config.dataPaths.postgres);
+  }
   return {
-    config: loadConfig({ ...env, ...overrides }),
+    config,
     async cleanup() {
       await database?.drop();
       await fs.rm(dataDir, { recursive: true, force: true });

@@ -1,7 +1,7 @@
 import type { ClickHouseClient } from '@clickhouse/client';
 import { sql } from 'kysely';
 import { expect } from 'vitest';
-import { ROLLUPS } from '../../libs/analytics/rollups.ts';
+import { ROLLUPS } from '../../libs/analytics/sources/rollups.ts';
 import type { Db } from '../../libs/storage/database.ts';
 import type { Fact } from '../../libs/tasks/outbox.repository.ts';
 

@@ -1,10 +1,12 @@
 // A child process for test/pg-row-promotion.test.ts: reads `QUERIES` results of 100 rows each,
 // one at a time, under `--trace-gc-nvp` (the test reads V8's young-generation figures from
 // stdout). `VIA=cairn` sends them through Cairn's own Postgres adapter; `VIA=pg` through a pg
-// client's own promise with its `query_timeout`, the way the adapter sent them before.
+// client's own promise with its `query_timeout`, the way the adapter sent them before;
+// `VIA=callback` through the adapter's row-callback layer alone (postgres-row-callback.ts).
 import { sql } from 'kysely';
 import pg from 'pg';
 import { openPostgres } from '../../libs/storage/postgres.ts';
+import { sendWithCallback } from '../../libs/storage/postgres-row-callback.ts';
 
 const STATEMENT = `select 'task-' || n as gid, 'a task named ' || n as name, n as edge_id
   from generate_series(1, 100) as n`;
@@ -17,6 +19,16 @@ if (process.env.VIA === 'cairn') {
     for (let i = 0; i < queries; i++) await sql.raw(STATEMENT).execute(postgres.db);
   } finally {
     await postgres.close();
+  }
+} else if (process.env.VIA === 'callback') {
+  // No query_timeout: pg would hand its own callback over after constructing the Query.
+  const client = new pg.Client({ connectionString: url });
+  await client.connect();
+  const send = sendWithCallback(client);
+  try {
+    for (let i = 0; i < queries; i++) await send([STATEMENT]);
+  } finally {
+    await client.end();
   }
 } else {
   const client = new pg.Client({ connectionString: url, query_timeout: 30_000 });

@@ -1,5 +1,5 @@
 import type { Command } from 'commander';
-import { BLOCKED_ROLLUP_NAMES } from '../../../libs/analytics/rollups.ts';
+import { BLOCKED_ROLLUP_NAMES } from '../../../libs/analytics/sources/rollups.ts';
 import { loadConfig } from '../../../libs/config/config.ts';
 import { generateFacts } from '../../../libs/demo/fact-generator.ts';
 import { backfillRollups } from '../../../libs/projection/rollup-backfill.ts';

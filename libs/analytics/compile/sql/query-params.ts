@@ -1,0 +1,30 @@
+import { FILTER_OPERATORS, type FilterOp } from '../../catalog/filter-ops.ts';
+import { type ClickHouseType, param, type SqlValue } from './sql-value.ts';
+
+/*
+ * The placeholders metric sources read. The compiler (`bindParams` in query-compiler.ts) binds
+ * a value to each name the statement's text holds, and only to those.
+ */
+
+/** An instant as every statement binds it: milliseconds, UTC. */
+export const TIME: ClickHouseType = "DateTime64(3, 'UTC')";
+const TIMES: ClickHouseType = "Array(DateTime64(3, 'UTC'))";
+
+/** The period's start: `{from:DateTime64(3, 'UTC')}`. */
+export const FROM = param('from', TIME);
+/** The period's end (excluded): `{to:DateTime64(3, 'UTC')}`. */
+export const TO = param('to', TIME);
+/** The end of what a state statement reads: `{state_to:DateTime64(3, 'UTC')}`. */
+export const STATE_TO = param('state_to', TIME);
+/** Each state bucket's start: `{starts:Array(DateTime64(3, 'UTC'))}`. */
+export const STARTS = param('starts', TIMES);
+/** Each state bucket's instant: `{ats:Array(DateTime64(3, 'UTC'))}`. */
+export const ATS = param('ats', TIMES);
+/** Bucket instants moved up to a slot boundary: `{slot_ats:Array(DateTime64(3, 'UTC'))}`. */
+export const SLOT_ATS = param('slot_ats', TIMES);
+/** The query's time zone: `{tz:String}`. */
+export const TZ = param('tz', 'String');
+
+/** The i-th filter's values: `{f0:String}` for one value, `{f0:Array(String)}` for a list. */
+export const filterValues = (i: number, op: FilterOp): SqlValue =>
+  param(`f${i}`, FILTER_OPERATORS[op].oneValue ? 'String' : 'Array(String)');

@@ -1,0 +1,38 @@
+import { DIMENSIONS, type DimensionName, METRICS, type MetricName } from '../../catalog/catalog.ts';
+import type { QueryFilter } from '../../parse/query-parser.ts';
+import type { SourceName } from '../../sources/rollups.ts';
+import { raw, type SqlValue } from './sql-value.ts';
+
+/** Pieces shared by every source of one query. Values are bound: only names reach the text. */
+export interface SourceContext {
+  dimensions: DimensionName[];
+  metrics: MetricName[];
+  filters: QueryFilter[];
+  /** `business IN {businesses:…}` when the caller is restricted, else null. */
+  scope: string | null;
+  /** Whether other sources share the result, so this one fills their columns with neutrals. */
+  union: boolean;
+  /** The table the planner chose: facts, or a rollup. */
+  source: SourceName;
+  /** How many instants state is read at (one per time bucket; one without a time dimension). */
+  instants: number;
+}
+
+export const onRollup = (ctx: SourceContext) => ctx.source !== 'facts';
+
+/** Whether any requested metric is measured on task states. */
+export const readsState = (ctx: SourceContext) =>
+  ctx.metrics.some((name) => METRICS[name].source === 'state');
+
+/** The labels a state query keeps: those it groups or filters by, time aside. */
+export const stateLabels = (ctx: SourceContext): DimensionName[] =>
+  [...ctx.dimensions, ...ctx.filters.map((filter) => filter.dimension)].filter(
+    (name) => !DIMENSIONS[name].time,
+  );
+
+/**
+ * The caller's businesses, `business IN {businesses:Array(String)}`, or null when unrestricted.
+ * The text is the compiler's own, fixed, with its placeholder; no value is in it.
+ */
+export const scope = (ctx: SourceContext): SqlValue | null =>
+  ctx.scope === null ? null : raw(ctx.scope);

@@ -1,0 +1,75 @@
+import { createHash } from 'node:crypto';
+import type { ResultStore } from '../../storage/result-store.ts';
+import type { CompiledQuery } from '../compile/query-compiler.ts';
+
+export interface ResultCacheObserver {
+  hit?(): void;
+  miss?(): void;
+  evicted?(count: number): void;
+  /** The store failed; the query went on as a miss. */
+  failed?(error: unknown): void;
+}
+
+/**
+ * Engine answers keyed on the compiled statement, its parameters and the projection watermark.
+ * New facts move the watermark, so an answer computed before them is never found again: the
+ * cache cannot answer stale, and old entries simply age out of the byte bound. A failing store
+ * costs a miss, never the query.
+ */
+export class ResultCache {
+  private readonly store: ResultStore;
+  private readonly observer: ResultCacheObserver;
+
+  constructor(store: ResultStore, observer: ResultCacheObserver = {}) {
+    this.store = store;
+    this.observer = observer;
+  }
+
+  get kind(): ResultStore['kind'] {
+    return this.store.kind;
+  }
+
+  static key(compiled: CompiledQuery, watermark: string): string {
+    return createHash('sha256')
+      .update(JSON.stringify([compiled.sql, compiled.params, watermark]))
+      .digest('base64url');
+  }
+
+  /** `observe: false` keeps a lookup out of the hit and miss counts (an answer's side figures). */
+  async get<T>(key: string, { observe = true } = {}): Promise<T | undefined> {
+    let text: string | undefined;
+    try {
+      text = await this.store.get(key);
+    } catch (error) {
+      this.observer.failed?.(error);
+    }
+    if (text === undefined) {
+      if (observe) this.observer.miss?.();
+      return undefined;
+    }
+    if (observe) this.observer.hit?.();
+    return JSON.parse(text) as T;
+  }
+
+  /** The caller asked for a fresh answer: counted as a miss. */
+  bypassed(): void {
+    this.observer.miss?.();
+  }
+
+  async set(key: string, value: unknown): Promise<void> {
+    try {
+      const evicted = await this.store.set(key, JSON.stringify(value));
+      if (evicted > 0) this.observer.evicted?.(evicted);
+    } catch (error) {
+      this.observer.failed?.(error);
+    }
+  }
+
+  ping(): Promise<void> {
+    return this.store.ping();
+  }
+
+  close(): Promise<void> {
+    return this.store.close();
+  }
+}

@@ -1,0 +1,64 @@
+import { createHash } from 'node:crypto';
+import fs from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { openPostgres } from '../../libs/storage/postgres.ts';
+import {
+  migratePostgres,
+  POSTGRES_MIGRATIONS_DIR,
+} from '../../libs/storage/postgres-migrations.ts';
+
+/**
+ * A migrated PGlite data directory that test files copy instead of creating their own.
+ *
+ * Creating a PGlite directory runs initdb inside WebAssembly: 10-35 s on a busy 2-core machine,
+ * paid by almost every test file before its first test. Opening a copy of a closed one takes
+ * about 2 s. The template is keyed by the migrations' text and PGlite's version, so a changed
+ * migration or an upgraded PGlite makes a new one, and it is kept between runs in the temp dir.
+ * Tests about creating a data directory (first start, the CLI's refusal) start without it.
+ */
+export async function pgliteTemplate(): Promise<string> {
+  const dir = path.join(os.tmpdir(), `cairn-pglite-template-${await templateKey()}`);
+  if (await exists(path.join(dir, 'PG_VERSION'))) return dir;
+  const building = await fs.mkdtemp(path.join(os.tmpdir(), 'cairn-pglite-template-building-'));
+  const pg = await openPostgres({ dataDir: path.join(building, 'pg') });
+  try {
+    await migratePostgres(pg.db);
+  } finally {
+    await pg.close();
+  }
+  // Another run may have finished one first: either copy is as good.
+  await fs.rename(path.join(building, 'pg'), dir).catch(async (error: NodeJS.ErrnoException) => {
+    if (!(await exists(path.join(dir, 'PG_VERSION')))) throw error;
+  });
+  await fs.rm(building, { recursive: true, force: true });
+  return dir;
+}
+
+/**
+ * Puts a copy of the template where Cairn opens its embedded Postgres (`dataPaths.postgres`),
+ * unless a database is already there: that one is kept as it is.
+ */
+export async function seedPglite(template: string, postgresDir: string): Promise<void> {
+  if (await exists(postgresDir)) return;
+  await fs.mkdir(path.dirname(postgresDir), { recursive: true });
+  await fs.cp(template, postgresDir, { recursive: true });
+}
+
+async function templateKey(): Promise<string> {
+  const hash = createHash('sha256');
+  const pglite = path.resolve(import.meta.dirname, '../../node_modules/@electric-sql/pglite');
+  hash.update(await fs.readFile(path.join(pglite, 'package.json')));
+  for (const file of (await fs.readdir(POSTGRES_MIGRATIONS_DIR)).sort()) {
+    hash.update(file);
+    hash.update(await fs.readFile(path.join(POSTGRES_MIGRATIONS_DIR, file)));
+  }
+  return hash.digest('hex').slice(0, 16);
+}
+
+async function exists(file: string): Promise<boolean> {
+  return fs.access(file).then(
+    () => true,
+    () => false,
+  );
+}
