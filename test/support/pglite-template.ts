@@ -41,8 +41,30 @@ export async function pgliteTemplate(): Promise<string> {
  */
 export async function seedPglite(template: string, postgresDir: string): Promise<void> {
   if (await exists(postgresDir)) return;
-  await fs.mkdir(path.dirname(postgresDir), { recursive: true });
-  await fs.cp(template, postgresDir, { recursive: true });
+  await copyTree(template, postgresDir);
+}
+
+/**
+ * The template's thousand small files copied all at once: `fs.cp` walks them one by one, about
+ * 1.2 s a copy against under 0.1 s, paid by nearly every test file.
+ */
+async function copyTree(from: string, to: string): Promise<void> {
+  const entries = await fs.readdir(from, { recursive: true, withFileTypes: true });
+  const target = (entry: (typeof entries)[number]) =>
+    path.join(to, path.relative(from, path.join(entry.parentPath, entry.name)));
+  await fs.mkdir(to, { recursive: true });
+  // Parents sort before their children, so each mkdir finds its parent made.
+  for (const dir of entries
+    .filter((entry) => entry.isDirectory())
+    .map(target)
+    .sort()) {
+    await fs.mkdir(dir, { recursive: true });
+  }
+  await Promise.all(
+    entries
+      .filter((entry) => entry.isFile())
+      .map((entry) => fs.copyFile(path.join(entry.parentPath, entry.name), target(entry))),
+  );
 }
 
 async function templateKey(): Promise<string> {
