@@ -31,7 +31,7 @@ const BUSINESSES = Array.from({ length: 20 }, (_, i) => `biz-${i}`);
 /** Hourly buckets where the catalog has them; days otherwise. */
 const HOURLY = ('hour' in DIMENSIONS ? 'hour' : 'day') as DimensionName;
 
-const QUERIES: Array<[string, QueryRequest]> = [
+export const QUERIES: Array<[string, QueryRequest]> = [
   [
     'created by day, 30 d, 1 biz',
     { metrics: ['tasks_created'], dimensions: ['day'], business: 'biz-3' },
@@ -266,7 +266,7 @@ async function timeAll(
   factsTimes: number,
 ) {
   const planned = await prepareQuery(deps, request, BUSINESSES, new Date());
-  const onFacts = await prepareQuery(deps, request, BUSINESSES, new Date(), 'facts');
+  const onFacts = await prepareQuery(deps, request, BUSINESSES, new Date(), { force: 'facts' });
   const samples = { engine: [] as number[], service: [] as number[], onFacts: [] as number[] };
   const body = JSON.stringify(request);
   const headers = {

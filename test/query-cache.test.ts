@@ -96,4 +96,28 @@ describe('analytics result cache over HTTP', () => {
     expect((await query(zone)).body.metadata.cache).toBe('miss');
     expect((await query(zone)).body.metadata.cache).toBe('hit');
   });
+
+  it('serves refreshes of live periods from the cache: state at now, comparisons and totals', async () => {
+    for (const period of ['today', 'last_7_days', 'this_month']) {
+      const body = {
+        metrics: ['open_tasks', 'tasks_created'],
+        dimensions: ['assignee'],
+        business: 'acme',
+        period,
+        compare: 'previous_period',
+        include: ['totals'],
+      };
+      const first = await query(body);
+      expect(first.status, JSON.stringify(first.body)).toBe(200);
+      // Refreshes as a dashboard sends them, some time apart, with no write in between.
+      for (const pause of [0, 250, 500]) {
+        await new Promise((resolve) => setTimeout(resolve, pause));
+        const again = await query(body);
+        expect(again.body.metadata.cache, period).toBe('hit');
+        expect(again.body.data).toEqual(first.body.data);
+        expect(again.body.metadata.totals).toEqual(first.body.metadata.totals);
+        expect(again.body.metadata.rows_read).toBe(0);
+      }
+    }
+  });
 });

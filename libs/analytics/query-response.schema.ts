@@ -206,7 +206,12 @@ const metadata = {
       type: 'string',
       description: 'What answered: `facts`, or a rollup table (`rollup_…`).',
     },
-    cache: { type: 'string', enum: ['hit', 'miss'] },
+    cache: {
+      type: 'string',
+      enum: ['hit', 'miss', 'coalesced'],
+      description:
+        '`hit`: the answer was kept from an earlier request and still holds (no fact projected since, no boundary of the answer crossed by the clock). `coalesced`: an identical query was running; this answer is its answer. `miss`: computed for this request.',
+    },
   },
   required: [
     'query',

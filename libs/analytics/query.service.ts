@@ -2,6 +2,8 @@ import type { ClickHouseClient } from '@clickhouse/client';
 import { businessScope } from '../auth/access.ts';
 import { timeDimension } from './catalog/catalog.ts';
 import { ownReadFigures, type Statement } from './compile/own-reads.ts';
+import { AnswerReuse, type Lasting, type Reuse } from './execute/answer-reuse.ts';
+import { type Horizon, horizonStatement, validUntil } from './execute/answer-validity.ts';
 import { type Execution, QueryExecutor, type QueryRun } from './execute/query-execution.ts';
 import { type AnalyticsQuery, parseQuery, type QueryRequest } from './parse/query-parser.ts';
 import { resolveQueryPeriod } from './period/date-range.ts';
@@ -95,7 +97,7 @@ async function execute(
   run: QueryRun,
   statement: Statement,
   dimensions: AnalyticsQuery['dimensions'],
-): Promise<Executed & { cache: Execution['cache'] }> {
+): Promise<Ran> {
   const { answer, cache, ownReads, partial } = await run.execute(statement, statement.ownReads);
   const read = ownReadFigures(ownReads?.data);
   return {
@@ -119,8 +121,9 @@ async function execute(
 }
 
 /**
- * Parse → resolve the period → plan the statements → run them → shape the rows (zero-fill,
- * page, compare) → describe. Totals run beside the rows; a comparison needs the page's labels.
+ * Parse → resolve the period → plan the statements → run them, or reuse an answer that still
+ * holds → shape the rows (zero-fill, page, compare) → describe. Totals run beside the rows; a
+ * comparison needs the page's labels.
  */
 export async function runQuery(
   deps: AnalyticsDeps,
@@ -129,54 +132,124 @@ export async function runQuery(
 ): Promise<QueryResponse> {
   const started = performance.now();
   const now = deps.now();
-  const plan = await prepareQuery(deps, request, ctx.businesses, now, ctx.source);
+  // Read before the engine runs, so the answer reflects at least the facts it names.
+  const freshness = await deps.freshness(now);
+  const plan = await prepareQuery(deps, request, ctx.businesses, now, {
+    force: ctx.source,
+    watermark: freshness.watermark,
+  });
   const executor =
     deps.executor ??
     new QueryExecutor({
       ...deps,
       limits: { timeoutMs: deps.timeoutMs, maxMemoryBytes: deps.maxMemoryBytes },
     });
-  // Read before the engine runs, so the answer reflects at least the facts it names.
-  const freshness = await deps.freshness(now);
-  // One admission and one time budget for every statement of the query.
-  const queryRun = executor.begin({
-    signal: ctx.signal,
-    principal: ctx.principal ?? 'anonymous',
-    useCache: ctx.useCache ?? true,
-    watermark: freshness.watermark,
-  });
-  try {
-    return await answerQuery(deps, plan, queryRun, { now, started, freshness });
-  } finally {
-    queryRun.close();
-  }
+  const useCache = ctx.useCache ?? true;
+  const key = AnswerReuse.key(
+    {
+      query: plan.query,
+      businesses: plan.businesses,
+      source: plan.source,
+      period: [plan.period.from, plan.period.to],
+    },
+    freshness.watermark,
+  );
+  const { parts, reuse } = await executor.answers.answer(
+    key,
+    now.getTime(),
+    async () => {
+      // One admission and one time budget for every statement of the query.
+      const queryRun = executor.begin({
+        signal: ctx.signal,
+        principal: ctx.principal ?? 'anonymous',
+        useCache,
+        watermark: freshness.watermark,
+      });
+      try {
+        return await computeParts(deps, plan, queryRun, now);
+      } finally {
+        queryRun.close();
+      }
+    },
+    { fresh: !useCache },
+  );
+  return shapeAnswer(deps, plan, parts, { now, started, freshness, reuse });
 }
 
-/** Runs the planned statements under one query's admission and shapes the answer. */
-async function answerQuery(
+/** One statement's answer, and whether the statement cache gave it. */
+type Ran = Executed & { cache: Execution['cache'] };
+
+/** What a query's statements answered: all an answer is shaped from. */
+interface Parts {
+  main: Ran;
+  totals: Ran | null;
+  totalsComparison: Ran | null;
+  comparison: Ran | null;
+}
+
+/** A plan with the businesses its statements are restricted to (null: no restriction). */
+type PreparedQuery = QueryPlan & { compiled: Statement; businesses: string[] | null };
+
+/**
+ * Runs the planned statements under one query's admission, and the horizon statement that says
+ * how long their answer holds (answer-validity.ts).
+ */
+async function computeParts(
   deps: AnalyticsDeps,
-  plan: QueryPlan,
+  plan: PreparedQuery,
   queryRun: QueryRun,
-  at: { now: Date; started: number; freshness: Freshness },
-): Promise<QueryResponse> {
-  const { query, period } = plan;
-  const { now, started, freshness } = at;
-  const run = (compiled: Statement | null, dimensions = query.dimensions) =>
+  now: Date,
+): Promise<Lasting<Parts> & { store: boolean }> {
+  const run = (compiled: Statement | null, dimensions = plan.query.dimensions) =>
     compiled ? execute(queryRun, compiled, dimensions) : Promise.resolve(null);
+  const horizon = queryRun
+    .execute(horizonStatement(plan, now, plan.businesses), undefined, { store: false })
+    .then(({ answer, partial }) => (partial ? null : (answer.data[0] as unknown as Horizon)));
   const [main, totals, totalsComparison] = await Promise.all([
     run(plan.rows),
     run(plan.totals, []),
     run(plan.comparison?.totals ?? null, []),
   ]);
   if (!main) throw new Error('the row statement always runs');
-  let rows = main.rows;
-  let totalRows = main.totalRows;
-  if (plan.series && plan.buckets) {
-    const filled = sortRows(zeroFill(rows, query, plan.buckets, now), query);
-    totalRows = filled.length;
-    rows = filled.slice(query.offset, query.offset + (query.limit ?? deps.maxRows));
-  }
-  const comparison = plan.comparison ? await run(plan.comparison.rows(rows)) : null;
+  const comparison = plan.comparison
+    ? await run(plan.comparison.rows(pageOf(deps, plan, main, now).rows))
+    : null;
+  const reached = await horizon;
+  const parts = { main, totals, totalsComparison, comparison };
+  const executed = [main, totals, totalsComparison, comparison].filter((e) => e !== null);
+  return {
+    parts,
+    computedAt: now.getTime(),
+    validUntil: reached ? validUntil(plan, now, reached) : now.getTime(),
+    // An answer cut short by its budget is never kept: the next caller may get it whole.
+    store: reached !== null && !executed.some((e) => e.partial),
+  };
+}
+
+/** The page of rows: a series zero-filled to every bucket and paged here, others as read. */
+function pageOf(deps: AnalyticsDeps, plan: QueryPlan, main: Executed, now: Date) {
+  const { query } = plan;
+  if (!(plan.series && plan.buckets)) return { rows: main.rows, totalRows: main.totalRows };
+  const filled = sortRows(zeroFill(main.rows, query, plan.buckets, now), query);
+  return {
+    rows: filled.slice(query.offset, query.offset + (query.limit ?? deps.maxRows)),
+    totalRows: filled.length,
+  };
+}
+
+/** The answer as the API gives it, from the statements' answers (reused or not). */
+function shapeAnswer(
+  deps: AnalyticsDeps,
+  plan: QueryPlan,
+  parts: Parts,
+  at: { now: Date; started: number; freshness: Freshness; reuse: Reuse },
+): QueryResponse {
+  const { query, period } = plan;
+  const { now, started, freshness, reuse } = at;
+  const { main, totals, totalsComparison, comparison } = parts;
+  const page = pageOf(deps, plan, main, now);
+  let rows = page.rows;
+  const { totalRows } = page;
   if (plan.comparison) {
     rows = attachComparison(rows, comparison?.rows ?? [], query, {
       current: plan.buckets,
@@ -184,6 +257,9 @@ async function answerQuery(
     });
   }
   const executed = [main, totals, totalsComparison, comparison].filter((e) => e !== null);
+  // Nothing was read to give a reused answer.
+  const read = (figure: (e: Executed) => number) =>
+    reuse === 'miss' ? executed.reduce((sum, e) => sum + figure(e), 0) : 0;
   const warnings = queryWarnings({
     query,
     period,
@@ -205,8 +281,8 @@ async function answerQuery(
       row_count: rows.length,
       total_rows: totalRows,
       elapsed_ms: Math.round((performance.now() - started) * 100) / 100,
-      rows_read: executed.reduce((sum, e) => sum + e.rowsRead, 0),
-      bytes_read: executed.reduce((sum, e) => sum + e.bytesRead, 0),
+      rows_read: read((e) => e.rowsRead),
+      bytes_read: read((e) => e.bytesRead),
       data_as_of: freshness.dataAsOf.toISOString(),
       source: plan.source,
       query_id: main.queryId,
@@ -227,7 +303,7 @@ async function answerQuery(
         : {}),
       ...(totals ? { totals: totals.rows[0] ?? {} } : {}),
       ...(totalsComparison ? { totals_comparison: totalsComparison.rows[0] ?? {} } : {}),
-      cache: executed.every((e) => e.cache === 'hit') ? 'hit' : 'miss',
+      cache: reuse === 'miss' && executed.every((e) => e.cache === 'hit') ? 'hit' : reuse,
     },
     ...(warnings.length > 0 ? { warnings } : {}),
   };
@@ -242,15 +318,15 @@ export async function prepareQuery(
   request: QueryRequest,
   allowed: string[] | null,
   now: Date,
-  force?: SourceName,
-): Promise<QueryPlan & { compiled: Statement }> {
+  { force, watermark }: { force?: SourceName | undefined; watermark?: string } = {},
+): Promise<PreparedQuery> {
   const query = parseQuery(request, {
     maxRows: deps.maxRows,
     ...(deps.zones ? { zones: deps.zones } : {}),
   });
   const businesses = businessScope(allowed, query.business);
   const period = resolveQueryPeriod(query.period, now, query.timezone);
-  const since = await firstFact(deps, query, period, businesses);
+  const since = await firstFact(deps, query, period, businesses, watermark);
   const plan = planQuery(query, period, {
     now,
     businesses,
@@ -259,24 +335,35 @@ export async function prepareQuery(
     ready: deps.rollups(),
     ...(force ? { force } : {}),
   });
-  return { ...plan, compiled: plan.rows };
+  return { ...plan, compiled: plan.rows, businesses };
 }
 
-/** Where an all_time bucket list starts: only that case needs a look at the data. */
+/**
+ * Where an all_time bucket list starts: only that case needs a look at the data. It depends on
+ * the facts alone, so it is kept per watermark: a refresh reused whole runs nothing.
+ */
 async function firstFact(
   deps: AnalyticsDeps,
   query: AnalyticsQuery,
   period: ResolvedPeriod,
   businesses: string[] | null,
+  watermark: string | undefined,
 ): Promise<Date | null> {
   if (period.name !== 'all_time' || !timeDimension(query)) return null;
-  const scope = businesses === null ? '' : 'WHERE business IN {businesses:Array(String)}';
-  const result = await deps.clickhouse.query({
-    query: `SELECT toString(min(occurred_at)) AS first, count() AS facts FROM facts ${scope}`,
-    query_params: businesses === null ? {} : { businesses },
-    format: 'JSONEachRow',
-  });
-  const [row] = await result.json<{ first: string; facts: number }>();
-  if (!row || Number(row.facts) === 0) return null;
-  return new Date(`${row.first.replace(' ', 'T')}Z`);
+  const read = async (): Promise<number | null> => {
+    const scope = businesses === null ? '' : 'WHERE business IN {businesses:Array(String)}';
+    const result = await deps.clickhouse.query({
+      query: `SELECT toUnixTimestamp64Milli(min(occurred_at)) AS first, count() AS facts FROM facts ${scope}`,
+      query_params: businesses === null ? {} : { businesses },
+      format: 'JSONEachRow',
+    });
+    const [row] = await result.json<{ first: number | string; facts: number | string }>();
+    return row && Number(row.facts) > 0 ? Number(row.first) : null;
+  };
+  const answers = deps.executor?.answers;
+  const first =
+    answers && watermark !== undefined
+      ? await answers.remember(AnswerReuse.key(['first_fact', businesses], watermark), read)
+      : await read();
+  return first === null ? null : new Date(first);
 }

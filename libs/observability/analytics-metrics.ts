@@ -40,8 +40,9 @@ export function instrumentAnalyticsRoutes(routes: Route[], metrics: CairnMetrics
 export function engineReads(
   metrics: CairnMetrics,
 ): (statistics: { rows_read: number; bytes_read: number }) => void {
-  const { rowsRead, bytesRead } = metrics.analytics;
+  const { rowsRead, bytesRead, statements } = metrics.analytics;
   return (statistics) => {
+    statements.inc();
     const rows = Number(statistics.rows_read);
     const bytes = Number(statistics.bytes_read);
     if (Number.isFinite(rows) && rows > 0) rowsRead.inc(rows);

@@ -16,6 +16,7 @@ export interface CairnMetrics {
   readonly analytics: {
     readonly duration: client.Histogram<'outcome'>;
     readonly rowsRead: client.Counter;
+    readonly statements: client.Counter;
     readonly bytesRead: client.Counter;
     readonly warnings: client.Counter<'code'>;
   };
@@ -65,6 +66,11 @@ export function createMetrics(role: string): CairnMetrics {
       rowsRead: new client.Counter({
         name: 'cairn_analytics_rows_read_total',
         help: 'Rows ClickHouse read to answer analytics queries.',
+        registers,
+      }),
+      statements: new client.Counter({
+        name: 'cairn_analytics_engine_statements_total',
+        help: 'Statements ClickHouse ran for analytics queries (cache hits and shared answers run none).',
         registers,
       }),
       bytesRead: new client.Counter({

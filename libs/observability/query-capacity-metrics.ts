@@ -26,6 +26,10 @@ export function queryCapacityMetrics(
     'cairn_query_cache_misses_total',
     'Analytics queries the result cache could not answer (or was told to bypass) and the engine ran.',
   );
+  const coalesced = counter(
+    'cairn_query_coalesced_total',
+    'Analytics queries answered with the answer of an identical query already running: the engine ran it once for all of them.',
+  );
   const evictions = counter(
     'cairn_query_cache_evictions_total',
     'Result cache entries evicted to stay within CAIRN_QUERY_CACHE_BYTES.',
@@ -74,6 +78,7 @@ export function queryCapacityMetrics(
         warned = false;
       },
       miss: () => misses.inc(),
+      coalesced: () => coalesced.inc(),
       evicted: (count) => evictions.inc(count),
       failed: (error) => {
         errors.inc();

@@ -4,6 +4,7 @@ import { AppError } from '../../http/errors.ts';
 import { clickHouseStorageFault } from '../../storage/clickhouse-errors.ts';
 import type { CompiledQuery } from '../compile/query-compiler.ts';
 import { Admission, type AdmissionLimits, type QueryTicket } from './admission.ts';
+import { AnswerReuse } from './answer-reuse.ts';
 import { ResultCache } from './result-cache.ts';
 
 /** What ClickHouse answered, as `format: 'JSON'` shapes it. */
@@ -128,12 +129,15 @@ const UNADMITTED: AdmissionLimits = {
  * engine nothing, and a query answered wholly from the cache is never admitted.
  */
 export class QueryExecutor {
+  /** Whole answers stored while they hold, and shared between identical queries in flight. */
+  readonly answers: AnswerReuse;
   private readonly deps: QueryExecutorDeps;
   private readonly admission: Admission;
 
   constructor(deps: QueryExecutorDeps) {
     this.deps = deps;
     this.admission = deps.admission ?? new Admission(UNADMITTED);
+    this.answers = new AnswerReuse(deps.cache ?? null);
   }
 
   /** Opens one query: every statement it executes shares its admission and its time budget. */
@@ -166,15 +170,21 @@ export class QueryRun {
 
   /**
    * `ownReads`, when given, counts what the statement reads (`own-reads.ts`); it runs only when
-   * the cache did not answer the statement.
+   * the cache did not answer the statement. `store: false` keeps a statement bound to the clock
+   * reading out of the cache: it would never be found again.
    */
-  async execute(compiled: CompiledQuery, ownReads?: CompiledQuery): Promise<Execution> {
+  async execute(
+    compiled: CompiledQuery,
+    ownReads?: CompiledQuery,
+    { store = true }: { store?: boolean } = {},
+  ): Promise<Execution> {
     const { cache } = this.deps;
     const { options } = this;
-    const key = cache ? ResultCache.key(compiled, options.watermark) : undefined;
-    if (cache && key && !options.useCache) cache.bypassed();
+    // Stored per statement too: another query sharing a statement (a total, a page of the same
+    // rows) finds it. Hits and misses are counted per query (answer-reuse.ts), not here.
+    const key = cache && store ? ResultCache.key(compiled, options.watermark) : undefined;
     if (cache && key && options.useCache) {
-      const cached = await cache.get<EngineAnswer>(key);
+      const cached = await cache.get<EngineAnswer>(key, { observe: false });
       if (cached) {
         // Nothing was read to give this answer.
         const statistics = { elapsed: 0, rows_read: 0, bytes_read: 0 };

@@ -6,6 +6,8 @@ export interface ResultCacheObserver {
   hit?(): void;
   miss?(): void;
   evicted?(count: number): void;
+  /** An identical query was under way: its answer was shared, nothing looked up or run. */
+  coalesced?(): void;
   /** The store failed; the query went on as a miss. */
   failed?(error: unknown): void;
 }
@@ -54,6 +56,11 @@ export class ResultCache {
   /** The caller asked for a fresh answer: counted as a miss. */
   bypassed(): void {
     this.observer.miss?.();
+  }
+
+  /** A query answered with an identical one's answer, computed while it waited. */
+  coalesced(): void {
+    this.observer.coalesced?.();
   }
 
   async set(key: string, value: unknown): Promise<void> {
