@@ -1,6 +1,7 @@
 /**
  * A client of Cairn written against types generated from its /openapi.json: it creates a task
- * with dependents, pages through them with the opaque cursor, and runs an analytics query.
+ * with dependents, pages through them with the opaque cursor, and runs an analytics query, then
+ * refreshes it with If-None-Match.
  *
  *   npm run example:client      (generates examples/generated/cairn-api.d.ts from a running server)
  *   CAIRN_URL=http://127.0.0.1:8080 CAIRN_TOKEN=$(cat .data/demo.token) npm run example
@@ -59,20 +60,34 @@ do {
 console.log(`dependents in ${pages} pages: ${names.join(', ')}`);
 
 // 3. Tasks created per day this week, with the open ones at the end of each day.
-const answer = ok(
-  await cairn.POST('/api/v1/query', {
-    body: {
-      metrics: ['tasks_created', 'open_tasks'],
-      dimensions: ['day'],
-      period: 'last_7_days',
-      business,
-    },
-  }),
-) as QueryAnswer;
+const query: QueryBody = {
+  metrics: ['tasks_created', 'open_tasks'],
+  dimensions: ['day'],
+  period: 'last_7_days',
+  business,
+};
+const answer = ok(await cairn.POST('/api/v1/query', { body: query })) as QueryAnswer;
 const created = answer.data.reduce((sum, row) => sum + Number(row.tasks_created ?? 0), 0);
 console.log(`query: ${answer.data.length} rows, ${created} tasks created`);
 for (const warning of answer.warnings ?? [])
   console.log(`warning ${warning.code}: ${warning.message}`);
+
+// 4. The same query by GET (its JSON in `q`), then a refresh sending the answer's ETag back: a
+// 304 without a body while the answer holds. A 200 instead carries the new answer and ETag.
+const q = JSON.stringify(query);
+const first = await cairn.GET('/api/v1/query', { params: { query: { q } } });
+ok(first);
+const etag = first.response.headers.get('ETag') ?? '';
+const refresh = await cairn.GET('/api/v1/query', {
+  params: { query: { q }, header: { 'If-None-Match': etag } },
+});
+if (refresh.response.status !== 304) ok(refresh);
+console.log(`refresh: ${refresh.response.status === 304 ? 'not modified (304)' : 'changed (200)'}`);
+
+/** What `POST /api/v1/query` takes, and `GET /api/v1/query` in its `q` as JSON. */
+type QueryBody = NonNullable<
+  paths['/api/v1/query']['post']['requestBody']
+>['content']['application/json'];
 
 /** The members of an analytics answer this example reads. */
 interface QueryAnswer {

@@ -38,6 +38,11 @@ const ATTEMPTS: Record<string, (ids: Ids) => Attempt[]> = {
   runQuery: () => [
     { path: '/api/v1/query', body: { metrics: ['tasks_created'], business: 'alpha' } },
   ],
+  getQuery: () => [
+    {
+      path: `/api/v1/query?q=${encodeURIComponent(JSON.stringify({ metrics: ['tasks_created'], business: 'alpha' }))}`,
+    },
+  ],
 };
 
 /** Operations that hold no business data: the master key's token endpoints. */

@@ -37,6 +37,8 @@ describe('examples/: a client generated from /openapi.json', () => {
       'dependents in 3 pages: Write notes, Tag build, Update docs, Announce, Retro',
     );
     expect(lines[2]).toMatch(/^query: \d+ rows, \d+ tasks created$/);
+    // The refresh by GET with If-None-Match: a 304, unless facts were projected in between.
+    expect(lines.at(-1)).toMatch(/^refresh: (not modified \(304\)|changed \(200\))$/);
 
     // What the example wrote is really there.
     const rows = await cairn.db

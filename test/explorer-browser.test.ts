@@ -1,6 +1,6 @@
 import fs from 'node:fs';
 import path from 'node:path';
-import type { Page } from 'playwright-core';
+import type { Page, Request } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadDemoDataset } from '../apps/server/first-start-dataset.ts';
 import { type Browser, launchBrowser, SCREENSHOT_DIR } from '../dev-tools/browser.ts';
@@ -87,10 +87,16 @@ describe('GET /explore in Chromium', () => {
     page.on('pageerror', (error) => problems.push(`page: ${error.message}`));
     await page.goto(`${cairn.url}/explore`);
   };
+  /** The explorer runs a query by its GET form: the JSON in `q`, as in the page's own URL. */
+  const isQuery = (r: Request) => new URL(r.url()).pathname === '/api/v1/query';
+  const queryOf = (r: Request) => {
+    expect(r.method()).toBe('GET');
+    return JSON.parse(new URL(r.url()).searchParams.get('q') ?? 'null');
+  };
   const runAndWait = async () => {
-    const request = page.waitForRequest((r) => r.url().endsWith('/api/v1/query'), BUSY);
+    const request = page.waitForRequest(isQuery, BUSY);
     await page.getByRole('button', { name: 'Run', exact: true }).click();
-    const sent = (await request).postDataJSON();
+    const sent = queryOf(await request);
     await page.locator('#results[data-state="done"], #results[data-state="failed"]').waitFor(BUSY);
     return sent;
   };
@@ -155,6 +161,35 @@ describe('GET /explore in Chromium', () => {
     expect(curl).toContain('Bearer $CAIRN_TOKEN');
     expect(curl).not.toContain(token);
     await shoot(page, 'explorer-default');
+  });
+
+  it('runs the same query again by revalidating it: If-None-Match, a 304, the same table', async () => {
+    const shown = await tableRows();
+    const sent = JSON.parse(new URL(page.url()).searchParams.get('q')!);
+    const current = await api('GET', `/api/v1/query?q=${encodeURIComponent(JSON.stringify(sent))}`);
+    const etag = current.headers.get('etag');
+    expect(etag).toMatch(/^"[A-Za-z0-9_-]+"$/);
+
+    const request = page.waitForRequest(isQuery, BUSY);
+    const response = page.waitForResponse((r) => isQuery(r.request()), BUSY);
+    await page.getByRole('button', { name: 'Run', exact: true }).click();
+    expect(queryOf(await request)).toEqual(sent);
+    expect((await request).headers()['if-none-match']).toBe(etag);
+    expect((await response).status()).toBe(304);
+    await page.locator('#results[data-state="done"]').waitFor(BUSY);
+    expect(await page.locator('#results').getAttribute('data-reused')).toBe('true');
+    expect(await tableRows()).toEqual(shown);
+    expect(await tableRows()).toEqual(current.body.data);
+    expect(await page.locator('#status').textContent()).toContain('unchanged since the last run');
+
+    // Another query is not revalidated against this one's answer.
+    await page.getByLabel('Period', { exact: true }).selectOption('last_7_days');
+    const other = page.waitForRequest(isQuery, BUSY);
+    await page.getByRole('button', { name: 'Run', exact: true }).click();
+    expect((await other).headers()['if-none-match']).toBeUndefined();
+    await page.locator('#results[data-state="done"]').waitFor(BUSY);
+    expect(await page.locator('#results').getAttribute('data-reused')).toBe('false');
+    await page.getByLabel('Period', { exact: true }).selectOption(sent.period);
   });
 
   it('runs a comparison: the previous period beside each number, dashed on the chart', async () => {
@@ -230,9 +265,9 @@ describe('GET /explore in Chromium', () => {
       period: 'last_90_days',
       business: 'acme',
     };
-    const request = page.waitForRequest((r) => r.url().endsWith('/api/v1/query'), BUSY);
+    const request = page.waitForRequest(isQuery, BUSY);
     await page.goto(`${cairn.url}/explore?q=${encodeURIComponent(JSON.stringify(body))}`);
-    expect((await request).postDataJSON()).toMatchObject(body);
+    expect(queryOf(await request)).toMatchObject(body);
     await page.locator('#results[data-state="done"]').waitFor(BUSY);
     expect(await page.locator('#chart-caption').textContent()).toMatch(/^Bars/);
 
@@ -250,9 +285,9 @@ describe('GET /explore in Chromium', () => {
 
     const label = page.locator('#table tbody a[data-filter="project"]').first();
     const project = await label.textContent();
-    const followed = page.waitForRequest((r) => r.url().endsWith('/api/v1/query'), BUSY);
+    const followed = page.waitForRequest(isQuery, BUSY);
     await label.click();
-    const narrowed = (await followed).postDataJSON();
+    const narrowed = queryOf(await followed);
     expect(narrowed.filters).toEqual([{ dimension: 'project', op: 'eq', values: [project] }]);
     expect(narrowed.dimensions).toEqual(['day']);
     await page.locator('#results[data-state="done"]').waitFor(BUSY);

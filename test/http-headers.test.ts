@@ -107,9 +107,11 @@ describe('compression, CORS and the IETF rate-limit fields', () => {
     expect(preflight.status).toBe(204);
     expect(preflight.headers['access-control-allow-origin']).toBe(DASHBOARD);
     expect(preflight.headers['access-control-allow-methods']).toContain('POST');
-    expect(String(preflight.headers['access-control-allow-headers']).toLowerCase()).toContain(
-      'idempotency-key',
-    );
+    const allowed = String(preflight.headers['access-control-allow-headers']).toLowerCase();
+    // Retries, and conditional requests: a task's If-Match, a refresh's If-None-Match.
+    for (const name of ['idempotency-key', 'if-match', 'if-none-match']) {
+      expect(allowed).toContain(name);
+    }
     expect(preflight.headers['access-control-allow-credentials']).toBeUndefined();
     expect(preflight.headers['access-control-max-age']).toBe('600');
 
@@ -117,7 +119,13 @@ describe('compression, CORS and the IETF rate-limit fields', () => {
     expect(call.status).toBe(401);
     expect(call.headers['access-control-allow-origin']).toBe(DASHBOARD);
     const exposed = String(call.headers['access-control-expose-headers']);
-    for (const name of ['X-Request-ID', 'X-RateLimit-Remaining', 'RateLimit', 'Retry-After'])
+    for (const name of [
+      'X-Request-ID',
+      'X-RateLimit-Remaining',
+      'RateLimit',
+      'Retry-After',
+      'ETag',
+    ])
       expect(exposed).toContain(name);
     expect(call.headers.vary).toContain('Origin');
   });

@@ -7,6 +7,7 @@ import {
   documentOracle,
   listOperations,
   type Operation,
+  parseJson,
   pathOf,
   type RequestCase,
   requestArbitrary,
@@ -40,6 +41,7 @@ const CORE = [
   'POST /api/v1/tasks/{gid}/dependencies',
   'GET /api/v1/tasks/{gid}/dependents',
   'POST /api/v1/query',
+  'GET /api/v1/query',
   'POST /api/v1/tokens',
 ];
 
@@ -70,7 +72,15 @@ interface ProseRule {
   after?: number[];
 }
 
-const bodyOf = (seen: Seen): Json => seen.req.body?.json;
+/** A JSON query parameter (`content: application/json`), which carries what a body would. */
+const jsonParameterOf = (op: Operation) => op.parameters.find((p) => p.json);
+/** The JSON the request carries: its body, or the value of its JSON query parameter. */
+const bodyOf = (seen: Seen): Json => {
+  if (seen.req.body) return seen.req.body.json;
+  const parameter = jsonParameterOf(seen.op);
+  const text = seen.req.query.find(([name]) => name === parameter?.name)?.[1];
+  return text === undefined ? undefined : parseJson(text)?.value;
+};
 const paramText = (seen: Seen, name: string) =>
   seen.op.parameters.find((p) => p.name === name)?.description ?? '';
 const DAY = /^\d{4}-\d{2}-\d{2}$/;
@@ -85,9 +95,12 @@ function dateRange(seen: Seen): [string, string] | undefined {
   return range as [string, string];
 }
 
-/** The description of the body's member `name`. */
+/** The description of the member `name` of the body (or of the JSON query parameter). */
 const memberText = (seen: Seen, name: string): string =>
-  String((seen.op.body?.schema as Json)?.properties?.[name]?.description ?? '');
+  String(
+    ((seen.op.body ?? jsonParameterOf(seen.op))?.schema as Json)?.properties?.[name]?.description ??
+      '',
+  );
 
 const PROSE_RULES: ProseRule[] = [
   {
@@ -164,10 +177,7 @@ const PROSE_RULES: ProseRule[] = [
         return true;
       }
     },
-    documented: (seen) =>
-      /IANA/.test(
-        JSON.stringify(resolvePointer(seen.op.operation, '#/requestBody')?.content ?? ''),
-      ),
+    documented: (seen) => /IANA/.test(memberText(seen, 'timezone')),
   },
 ];
 

@@ -79,6 +79,35 @@ describe('GET /openapi.json', () => {
     expect(getTask.responses['200'].headers).toHaveProperty('X-RateLimit-Remaining');
   });
 
+  it('declares the GET form of /query: q as JSON of the POST body, ETag, Cache-Control and 304', () => {
+    const { get, post } = doc.paths['/api/v1/query'];
+    expect(get.security).toEqual(post.security);
+    const [q, ...others] = get.parameters;
+    // OpenAPI 3.1's way for a JSON-valued parameter: `content`, never beside a `schema`.
+    expect(q).toMatchObject({ name: 'q', in: 'query', required: true });
+    expect(q).not.toHaveProperty('schema');
+    expect(Object.keys(q.content)).toEqual(['application/json']);
+    expect(q.content['application/json'].schema).toEqual(
+      post.requestBody.content['application/json'].schema,
+    );
+    expect(others).toContainEqual({ $ref: '#/components/parameters/IfNoneMatch' });
+    expect(others).not.toContainEqual({ $ref: '#/components/parameters/IdempotencyKey' });
+    const cacheControl = { type: 'string', const: 'private, no-cache' };
+    for (const status of ['200', '304']) {
+      const response = get.responses[status];
+      expect(response.headers.ETag, status).toEqual({ $ref: '#/components/headers/ETag' });
+      expect(response.headers['Cache-Control'].schema, status).toEqual(cacheControl);
+    }
+    expect(get.responses['304']).not.toHaveProperty('content');
+    expect(get.responses['200'].content).toEqual(post.responses['200'].content);
+    for (const status of ['422', '429', '503']) {
+      expect(get.responses[status], status).toEqual(post.responses[status]);
+    }
+    // The POST answers neither header.
+    expect(post.responses['200'].headers).not.toHaveProperty('ETag');
+    expect(post.responses['200'].headers).not.toHaveProperty('Cache-Control');
+  });
+
   it('every secured operation answers an anonymous caller with its documented 401', async () => {
     for (const [path, item] of Object.entries(doc.paths) as Array<[string, any]>) {
       for (const [method, op] of Object.entries(item) as Array<[string, any]>) {
@@ -324,7 +353,9 @@ function requestStrings(document: any): InputPlace[] {
     for (const [method, operation] of Object.entries<any>(item)) {
       for (const [i, parameter] of (operation.parameters ?? []).entries()) {
         if (parameter.in === 'query' || parameter.in === 'path') {
-          visit([parameter.schema], `${path} ${method} parameters/${i}`);
+          // A JSON-valued parameter states its value by `content`; its text holds that JSON.
+          const json = parameter.content?.['application/json']?.schema;
+          visit([json ?? parameter.schema], `${path} ${method} parameters/${i}`);
         }
       }
       const body = operation.requestBody?.content?.['application/json']?.schema;
@@ -590,11 +621,17 @@ describe('the published schemas say what the service enforces', () => {
       [{ limit: 10_001 }, false],
       [{ business: 'a\u0000' }, false],
     ];
-    await agree(
-      'query',
-      at,
-      cases.map(([extra, ok]) => [{ metrics: ['tasks_created'], ...extra }, ok]),
-      query,
+    const bodies = cases.map(([extra, ok]): [object, boolean] => [
+      { metrics: ['tasks_created'], ...extra },
+      ok,
+    ]);
+    await agree('query', at, bodies, query);
+    // The GET form: the same schema as its `q`, the same verdicts from the service.
+    const q = `/paths/~1api~1v1~1query/get/parameters/0/content/application~1json/schema`;
+    await agree('q', q, bodies, (body) =>
+      http(cairn.url, 'GET', `/api/v1/query?q=${encodeURIComponent(JSON.stringify(body))}`, {
+        headers: cairn.auth,
+      }),
     );
     // A shape the document admits but no engine knows: the parser refuses it (422).
     expect(accepts(`${at}/properties/timezone`, 'Mars/Olympus_Mons')).toBe(true);
@@ -642,9 +679,14 @@ describe('the published schemas say what the service enforces', () => {
     const limit = (document: any) =>
       document.paths['/api/v1/query'].post.requestBody.content['application/json'].schema.properties
         .limit;
+    const inQ = (document: any) =>
+      document.paths['/api/v1/query'].get.parameters[0].content['application/json'].schema
+        .properties.limit;
     expect(limit(doc)).toMatchObject({ minimum: 1, maximum: 10_000 });
+    expect(inQ(doc)).toEqual(limit(doc));
     const tight = buildOpenApi(queryRoutes({ maxRows: 250 } as never));
     expect(limit(tight)).toMatchObject({ minimum: 1, maximum: 250 });
+    expect(inQ(tight)).toEqual(limit(tight));
   });
 
   it('PUT must change something: business alone is refused', async () => {

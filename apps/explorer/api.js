@@ -31,16 +31,13 @@ function describe(status, body) {
   return `The server answered ${status}.`;
 }
 
-/** One API call with the stored token; JSON in, JSON out, errors thrown as ApiError. */
-export async function api(method, path, body) {
-  const headers = { Accept: 'application/json', Authorization: `Bearer ${token.get()}` };
-  if (body !== undefined) headers['Content-Type'] = 'application/json';
-  const response = await fetch(path, {
-    method,
-    headers,
-    body: body === undefined ? undefined : JSON.stringify(body),
-    cache: 'no-store',
-  });
+const authorized = () => ({
+  Accept: 'application/json',
+  Authorization: `Bearer ${token.get()}`,
+});
+
+/** The answer's JSON, or an ApiError for a non-2xx. */
+async function readAnswer(response) {
   const text = await response.text();
   let parsed;
   try {
@@ -50,6 +47,35 @@ export async function api(method, path, body) {
   }
   if (!response.ok) throw new ApiError(response.status, parsed);
   return parsed;
+}
+
+/** One API call with the stored token; JSON in, JSON out, errors thrown as ApiError. */
+export async function api(method, path, body) {
+  const headers = authorized();
+  if (body !== undefined) headers['Content-Type'] = 'application/json';
+  const response = await fetch(path, {
+    method,
+    headers,
+    body: body === undefined ? undefined : JSON.stringify(body),
+    cache: 'no-store',
+  });
+  return readAnswer(response);
+}
+
+/**
+ * A GET that revalidates what the caller kept from the same URL (`{url, etag, body}`): it sends
+ * `If-None-Match` with that ETag, and on a 304 gives the kept answer back, marked `reused`.
+ * Otherwise the new answer, with its ETag to keep in turn.
+ */
+export async function revalidate(path, kept) {
+  const headers = authorized();
+  const held = kept?.url === path && kept.etag ? kept : null;
+  if (held) headers['If-None-Match'] = held.etag;
+  // The browser's own cache stays out of it: the page keeps the answer and asks itself.
+  const response = await fetch(path, { headers, cache: 'no-store' });
+  if (response.status === 304 && held) return { ...held, reused: true };
+  const body = await readAnswer(response);
+  return { url: path, etag: response.headers.get('ETag'), body, reused: false };
 }
 
 const shellQuote = (text) => `'${text.replace(/'/g, `'\\''`)}'`;

@@ -1,4 +1,4 @@
-import { ApiError, api, curlFor, token } from './api.js';
+import { ApiError, api, curlFor, revalidate, token } from './api.js';
 import { createDependents } from './dependents.js';
 import { byId, el, say } from './dom.js';
 import { clearIssues, showIssues } from './field-errors.js';
@@ -34,6 +34,8 @@ let form = null;
 let catalog = null;
 let lastBody = null;
 let lastResult = null;
+/** The last answer of `GET /api/v1/query` with its URL and ETag: a re-run revalidates it. */
+let lastAnswer = null;
 let chart = null;
 
 const urlState = () => {
@@ -106,16 +108,19 @@ async function run(body) {
   say(ui.status, 'Running…');
   const started = performance.now();
   try {
-    const response = await api('POST', '/api/v1/query', body);
+    // The GET form: the same JSON the page URL keeps in `q`.
+    const url = `/api/v1/query?${new URLSearchParams({ q: JSON.stringify(body) })}`;
+    lastAnswer = await revalidate(url, lastAnswer);
     const elapsed = performance.now() - started;
-    showResult(describeResult(response, catalog), elapsed);
+    showResult(describeResult(lastAnswer.body, catalog), elapsed, lastAnswer.reused);
     ui.results.dataset.state = 'done';
+    ui.results.dataset.reused = String(lastAnswer.reused);
     ui.results.dataset.runMs = String(Math.round(elapsed));
   } catch (err) {
     ui.results.dataset.state = 'failed';
     clearResult();
     if (err instanceof ApiError && err.issues.length > 0) {
-      showIssues(err.issues, form.fieldFor, ui.queryError);
+      showIssues(err.issues, fieldOfIssue, ui.queryError);
       say(ui.status, 'The server refused the query; see the marked fields.');
     } else {
       say(ui.problem, err.message);
@@ -126,11 +131,18 @@ async function run(body) {
   }
 }
 
-function showResult(result, elapsed) {
+/** The form field of an issue: the GET form places the query's members under `["query","q"]`. */
+function fieldOfIssue(loc) {
+  const inQ = loc[0] === 'query' && loc[1] === 'q';
+  return form.fieldFor(inQ ? ['body', ...loc.slice(2)] : loc);
+}
+
+function showResult(result, elapsed, reused) {
   lastResult = result;
   const { metadata } = result;
   const rows = metadata.row_count ?? result.rows.length;
-  say(ui.status, `${rows} row${rows === 1 ? '' : 's'} in ${Math.round(elapsed)} ms.`);
+  const unchanged = reused ? ', unchanged since the last run' : '';
+  say(ui.status, `${rows} row${rows === 1 ? '' : 's'} in ${Math.round(elapsed)} ms${unchanged}.`);
   renderWarnings(ui.warnings, result.warnings);
   const current = ui.chartMetric.value;
   ui.chartMetric.replaceChildren(

@@ -8,6 +8,9 @@ const ALLOWED_HEADERS = [
   'Idempotency-Key',
   'X-Request-ID',
   'Cache-Control',
+  // Conditional requests: a task's If-Match, a refresh's If-None-Match.
+  'If-Match',
+  'If-None-Match',
 ];
 /** Response headers a browser client may read besides the CORS-safelisted ones. */
 const EXPOSED_HEADERS = [
@@ -21,6 +24,7 @@ const EXPOSED_HEADERS = [
   'Idempotent-Replayed',
   'Original-Request-ID',
   'Location',
+  'ETag',
 ];
 
 /**

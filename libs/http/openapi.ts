@@ -131,6 +131,7 @@ function responses(route: Route, writes: boolean): Record<string, unknown> {
     ...(route.etag && route.successStatus !== 204
       ? { ETag: { $ref: '#/components/headers/ETag' } }
       : {}),
+    ...cacheControl(route),
   };
   const success =
     route.successStatus === 204
@@ -161,10 +162,26 @@ function responses(route: Route, writes: boolean): Record<string, unknown> {
   ];
   const result: Record<string, unknown> = { [String(route.successStatus)]: success };
   for (const [status, name, applies] of failures) if (applies) result[status] = responseRef(name);
+  if (route.etag === 'read' && route.cacheControl) {
+    // The shared 304 with the header the router adds to this route's.
+    const { description, headers } = COMPONENTS.responses.NotModified;
+    result['304'] = { description, headers: { ...headers, ...cacheControl(route) } };
+  }
   for (const [status, name] of Object.entries(route.responses ?? {})) {
     result[status] = responseRef(name);
   }
   return result;
+}
+
+function cacheControl(route: Route): Record<string, unknown> {
+  if (!route.cacheControl) return {};
+  return {
+    'Cache-Control': {
+      description:
+        'How a cache may keep this answer: `private, no-cache` lets a browser keep it, but only to revalidate it first with `If-None-Match` (a 304 while it holds).',
+      schema: { type: 'string', const: route.cacheControl },
+    },
+  };
 }
 
 function pathParameters(route: Route): unknown[] {
@@ -186,8 +203,22 @@ function objectParameters(schema: JsonSchema | undefined, location: 'query'): un
     in: location,
     required: required.has(name),
     ...(typeof property.description === 'string' ? { description: property.description } : {}),
-    // `created_at[gte]=…` style filters arrive as nested objects when declared as one.
-    ...(property.type === 'object' ? { style: 'deepObject', explode: true } : {}),
-    schema: toRequestSchema(property),
+    ...(isJsonText(property)
+      ? // OpenAPI 3.1 says "a JSON value" by the parameter's `content`, not its `schema`.
+        { content: { 'application/json': { schema: toRequestSchema(property.contentSchema) } } }
+      : {
+          // `created_at[gte]=…` style filters arrive as nested objects when declared as one.
+          ...(property.type === 'object' ? { style: 'deepObject', explode: true } : {}),
+          schema: toRequestSchema(property),
+        }),
   }));
+}
+
+/** A text parameter holding JSON of `contentSchema` (see analytics/query-in-url.ts). */
+function isJsonText(property: JsonSchema): property is JsonSchema & { contentSchema: JsonSchema } {
+  return (
+    property.contentMediaType === 'application/json' &&
+    typeof property.contentSchema === 'object' &&
+    property.contentSchema !== null
+  );
 }

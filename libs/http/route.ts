@@ -97,6 +97,11 @@ export interface Route<P = any, Q = any, B = any, C = any> {
    * and honours If-None-Match (304); `write` honours If-Match (412); `issued` only sets an ETag.
    */
   etag?: 'read' | 'write' | 'issued';
+  /**
+   * `Cache-Control` of the success answer and of its 304, set by the router and published;
+   * every other answer keeps the app's `no-store`.
+   */
+  cacheControl?: string;
   handle(input: RouteInput<P, Q, B, C>): Promise<RouteResult>;
 }
 

@@ -4,8 +4,9 @@ import type { Execution } from './idempotency-layer.ts';
 import type { Route } from './route.ts';
 
 /**
- * Sends what a route came to: its headers, `Idempotent-Replayed` on a replay, then a 304 when a
- * GET's ETag matches the caller's If-None-Match, no body for an empty answer, or JSON.
+ * Sends what a route came to: its headers (with the route's Cache-Control on a success, which a
+ * 304 keeps), `Idempotent-Replayed` on a replay, then a 304 when a GET's ETag matches the
+ * caller's If-None-Match, no body for an empty answer, or JSON.
  */
 export function sendResult(
   req: Request,
@@ -14,6 +15,7 @@ export function sendResult(
   { result, replayed }: Execution,
 ): void {
   for (const [name, value] of Object.entries(result.headers)) res.setHeader(name, value);
+  if (route.cacheControl && result.status < 300) res.setHeader('Cache-Control', route.cacheControl);
   if (replayed) res.setHeader('Idempotent-Replayed', 'true');
   if (
     route.method === 'get' &&

@@ -28,6 +28,11 @@ export interface Parameter {
   /** JSON pointer of the schema inside the document. */
   at: string;
   description: string;
+  /**
+   * Declared by `content: {application/json: {schema}}` rather than `schema`: one query value,
+   * the JSON text of a value of `schema`.
+   */
+  json: boolean;
 }
 
 export interface Operation {
@@ -85,18 +90,26 @@ export function listOperations(doc: Json): Operation[] {
         const at = typeof raw.$ref === 'string' ? raw.$ref : rawAt;
         const p = typeof raw.$ref === 'string' ? resolvePointer(doc, raw.$ref) : raw;
         if (!['path', 'query', 'header'].includes(p.in)) continue;
-        if ((p.style && p.style !== (p.in === 'query' ? 'form' : 'simple')) || p.content) {
+        const jsonContent = p.content?.['application/json'];
+        const json =
+          p.in === 'query' && jsonContent && Object.keys(p.content).length === 1 && !p.style;
+        if (
+          (p.style && p.style !== (p.in === 'query' ? 'form' : 'simple')) ||
+          (p.content && !json)
+        ) {
           throw new Error(
             `${method} ${template}: parameter ${p.name} uses a serialisation this test does not model`,
           );
         }
+        const schema = (json ? jsonContent.schema : p.schema) ?? {};
         parameters.push({
           name: p.name,
           in: p.in,
           required: p.required === true,
-          schema: p.schema ?? {},
-          at: `${at}/schema`,
-          description: `${p.description ?? ''} ${p.schema?.description ?? ''}`,
+          schema,
+          at: json ? `${at}/content/application~1json/schema` : `${at}/schema`,
+          description: `${p.description ?? ''} ${schema.description ?? ''}`,
+          json: Boolean(json),
         });
       }
       const json = operation.requestBody?.content?.['application/json'];
@@ -155,6 +168,8 @@ const UNLISTED_QUERY = [
   'constructor',
 ];
 const SKIP = Symbol('not sendable');
+/** Texts no JSON parser takes: cut short, JavaScript rather than JSON, empty, bare words. */
+const NOT_JSON = ['', '{', '{"metrics":["tasks_created"]', "{'a':1}", '{a:1}', '[1,]', 'NaN', 'x'];
 
 /**
  * Typed values on the wire, as OpenAPI's default styles put them: query `form` + `explode`
@@ -167,7 +182,24 @@ function toWire(value: unknown): string {
   return String(value);
 }
 
-function place(param: Parameter, value: unknown, into: RequestCase): typeof SKIP | undefined {
+/**
+ * Longest JSON query value sent: past about 16 KiB of request head Node answers 431 before any
+ * route runs, whatever the document says of the value (the parameter's description says so).
+ */
+const MAX_JSON_QUERY_CHARS = 8_000;
+
+/** A parameter's value, or (`wires`) query text sent as it is, once per item. */
+type Slot = { v: unknown; wires?: string[] };
+
+function place(param: Parameter, slot: Slot, into: RequestCase): typeof SKIP | undefined {
+  const { v: value, wires } = slot;
+  if (param.json || wires) {
+    // JSON.stringify gives undefined for undefined: `null` is what JSON carries of it.
+    const texts = wires ?? [JSON.stringify(value) ?? 'null'];
+    if (texts.some((text) => encodeURIComponent(text).length > MAX_JSON_QUERY_CHARS)) return SKIP;
+    for (const text of texts) into.query.push([param.name, text]);
+    return;
+  }
   if (param.in === 'query') {
     const values = Array.isArray(value) ? value : [value];
     for (const v of values) into.query.push([param.name, toWire(v)]);
@@ -231,7 +263,7 @@ export function requestArbitrary(
     : fc.constant(undefined);
 
   type Plan = {
-    params: Array<{ v: unknown } | undefined>;
+    params: Array<Slot | undefined>;
     body: { v: unknown } | undefined;
     mutation: string;
     /** A query parameter the operation does not list. */
@@ -261,6 +293,28 @@ export function requestArbitrary(
           mutation: `${at}: missing`,
         })),
       );
+    }
+    if (p.json) {
+      // The text itself wrong: not JSON at all, or the parameter given twice.
+      mutations.push(
+        fc.tuple(valid, fc.constantFrom(...NOT_JSON)).map(([plan, text]) => {
+          const params = [...plan.params];
+          params[i] = { v: undefined, wires: [text] };
+          return { ...plan, params, mutation: `${at}: not JSON` };
+        }),
+        fc
+          .tuple(
+            valid,
+            validValue(p.schema, ctxFor(p), p.name),
+            validValue(p.schema, ctxFor(p), p.name),
+          )
+          .map(([plan, a, b]) => {
+            const params = [...plan.params];
+            params[i] = { v: undefined, wires: [a, b].map((v) => JSON.stringify(v) ?? 'null') };
+            return { ...plan, params, mutation: `${at}: sent twice` };
+          }),
+      );
+      return;
     }
     const scalar =
       !typesOf(deref(p.schema, ctxFor(p))).includes('array') && !(p.schema.anyOf ?? p.schema.oneOf);
@@ -312,7 +366,7 @@ export function requestArbitrary(
     const out: RequestCase = { path: {}, query: [], headers: {}, mutation: plan.mutation };
     for (const [i, p] of op.parameters.entries()) {
       const slot = plan.params[i];
-      if (slot && place(p, slot.v, out) === SKIP) return null;
+      if (slot && place(p, slot, out) === SKIP) return null;
     }
     if (plan.extra) out.query.push(plan.extra);
     // What JSON carries: NaN and -0 do not survive, so the verdict is on the round trip.
@@ -390,6 +444,23 @@ export function documentOracle(doc: Json) {
     for (const p of op.parameters) {
       const where = `${p.in}.${p.name}`;
       let value: unknown;
+      if (p.json) {
+        const values = req.query.filter(([name]) => name === p.name).map(([, v]) => v);
+        if (values.length === 0) {
+          if (p.required) {
+            errors.push(`${where}: required`);
+            failed.push(where);
+          }
+          continue;
+        }
+        // One value, the JSON text of the schema's value: a second, or other text, is not one.
+        const parsed = values.length === 1 ? parseJson(values[0] as string) : undefined;
+        if (parsed === undefined) {
+          errors.push(`${where}: ${values.length === 1 ? 'not JSON' : 'sent more than once'}`);
+          failed.push(where);
+        } else check(where, p.at, parsed.value);
+        continue;
+      }
       if (p.in === 'query') {
         const values = req.query.filter(([name]) => name === p.name).map(([, v]) => v);
         value = values.length === 0 ? undefined : gatherQuery(p, values, doc);
@@ -418,6 +489,15 @@ export function documentOracle(doc: Json) {
     }
     return { valid: errors.length === 0, errors, failed };
   };
+}
+
+/** The value a JSON text holds, or undefined when it is not JSON. */
+export function parseJson(text: string): { value: unknown } | undefined {
+  try {
+    return { value: JSON.parse(text) };
+  } catch {
+    return undefined;
+  }
 }
 
 /** The URL path of a case: the template with its values percent-encoded. */
