@@ -44,7 +44,7 @@ import { postgresTransactor } from '../../libs/storage/postgres-transactor.ts';
 import { openRateCounterStore } from '../../libs/storage/rate-counter-stores.ts';
 import { advertiseServer } from '../../libs/storage/running-server.ts';
 import { postgresWriteProbe, WriteHealth } from '../../libs/storage/write-health.ts';
-import { resolveCursorKey } from '../../libs/tasks/cursor-key.ts';
+import { resolveCursorKeys } from '../../libs/tasks/cursor-key.ts';
 import { dependencyRoutes } from '../../libs/tasks/dependency.routes.ts';
 import { taskRoutes } from '../../libs/tasks/tasks.routes.ts';
 import { createApp } from './app.ts';
@@ -130,11 +130,17 @@ export async function startCairn(options: CairnOptions): Promise<Cairn> {
   // Every role serves HTTP: the projector answers /healthz, /readyz and /metrics only.
   const wake = wakeProjector(engines.queue);
   const freshness = await openFreshness(engines.postgres);
-  const cursorKey = await resolveCursorKey({
+  const cursorKeys = await resolveCursorKeys({
     configured: config.cursorSecret,
+    configuredPrevious: config.cursorSecretPrevious,
     masterKey: masterKey.value,
+    masterKeyPrevious: config.masterKeyPrevious,
     db,
   });
+  // During a rotation the previous master key still opens the token endpoints.
+  const masterKeys = [masterKey.value, config.masterKeyPrevious].filter(
+    (key): key is string => key !== undefined,
+  );
   const tokens = await openTokenCache(engines.postgres);
   const capacity = await openQueryCapacity({
     config,
@@ -165,7 +171,13 @@ export async function startCairn(options: CairnOptions): Promise<Cairn> {
             { db, now, wakeProjector: wake },
             { maxListDepth: config.taskListMaxDepth },
           ),
-          ...dependencyRoutes({ db, now, wakeProjector: wake, cursorKey }),
+          ...dependencyRoutes({
+            db,
+            now,
+            wakeProjector: wake,
+            cursorKey: cursorKeys.current,
+            previousCursorKeys: cursorKeys.previous,
+          }),
           ...instrumentAnalyticsRoutes(
             queryRoutes({
               clickhouse,
@@ -196,7 +208,7 @@ export async function startCairn(options: CairnOptions): Promise<Cairn> {
   const app = createApp({
     logger,
     writeHealth,
-    authenticate: authMiddleware({ db, masterKey: masterKey.value, now, tokenCache: tokens.cache }),
+    authenticate: authMiddleware({ db, masterKey: masterKeys, now, tokenCache: tokens.cache }),
     rateLimiter,
     corsOrigins: config.corsOrigins,
     router: {
@@ -208,6 +220,7 @@ export async function startCairn(options: CairnOptions): Promise<Cairn> {
         db,
         now,
         masterKey: masterKey.value,
+        masterKeyPrevious: config.masterKeyPrevious,
         maxResponseBytes: config.idempotencyMaxResponseBytes,
         readAnswers: {
           maxKeys: config.idempotencyQueryMaxKeys,

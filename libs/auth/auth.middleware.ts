@@ -16,7 +16,8 @@ declare global {
 /** Decides who is calling; whether that is enough is each route's declaration's business. */
 export function authMiddleware(deps: {
   db: Kysely<Database>;
-  masterKey: string | undefined;
+  /** The master key, or during a rotation the new and the previous one. */
+  masterKey: string | readonly string[] | undefined;
   now: () => Date;
   tokenCache?: TokenCache;
 }) {

@@ -1,4 +1,5 @@
 import path from 'node:path';
+import { MIN_SECRET_LENGTH, secretProblem } from './secret-strength.ts';
 
 export type Role = 'all' | 'api' | 'projector';
 
@@ -32,10 +33,17 @@ export interface Config {
   readonly redisLimits: RedisLimits;
   readonly masterKey: string | undefined;
   /**
+   * The master key being rotated out: still accepted by the token endpoints, and what cursors
+   * and kept idempotent answers were sealed with, until it is unset. Needs CAIRN_MASTER_KEY.
+   */
+  readonly masterKeyPrevious: string | undefined;
+  /**
    * Key material for signing pagination cursors. Unset: derived from the master key, or from a
    * secret generated once and kept in Postgres, so every instance signs alike.
    */
   readonly cursorSecret: string | undefined;
+  /** The cursor secret being rotated out: cursors it sealed still open; new ones never use it. */
+  readonly cursorSecretPrevious: string | undefined;
   readonly queryMaxRows: number;
   /**
    * Time budget of one analytics query, every statement of it together. Embedded chDB runs one
@@ -179,7 +187,7 @@ export const POSTGRES_DEFAULTS: {
 });
 
 /** The master key derives the cursor key: it must carry at least this much. */
-export const MIN_MASTER_KEY_LENGTH = 32;
+export const MIN_MASTER_KEY_LENGTH = MIN_SECRET_LENGTH;
 
 export class ConfigError extends Error {
   override name = 'ConfigError';
@@ -258,10 +266,22 @@ export function loadConfig(env: Env = process.env): Config {
       );
     }
   }
-  const cursorSecret = read('CAIRN_CURSOR_SECRET');
-  if (cursorSecret !== undefined && cursorSecret.length < 32) {
-    problems.push('CAIRN_CURSOR_SECRET must be at least 32 characters');
+  // Refused by name, never echoed: a secret does not belong in a start-up log.
+  const secret = (name: string): string | undefined => {
+    const value = read(name);
+    const problem = value === undefined ? undefined : secretProblem(name, value);
+    if (problem !== undefined) problems.push(problem);
+    return value;
+  };
+  const masterKey = secret('CAIRN_MASTER_KEY');
+  const masterKeyPrevious = secret('CAIRN_MASTER_KEY_PREVIOUS');
+  if (masterKeyPrevious !== undefined && masterKey === undefined) {
+    problems.push(
+      'CAIRN_MASTER_KEY_PREVIOUS needs CAIRN_MASTER_KEY: a rotation accepts the previous key beside a new one',
+    );
   }
+  const cursorSecret = secret('CAIRN_CURSOR_SECRET');
+  const cursorSecretPrevious = secret('CAIRN_CURSOR_SECRET_PREVIOUS');
   const clickhouseCluster = read('CLICKHOUSE_CLUSTER');
   if (clickhouseCluster !== undefined) {
     if (!/^[A-Za-z_][A-Za-z0-9_]*$/.test(clickhouseCluster)) {
@@ -274,10 +294,6 @@ export function loadConfig(env: Env = process.env): Config {
         'CLICKHOUSE_CLUSTER needs CLICKHOUSE_URL: embedded ClickHouse is a single node',
       );
     }
-  }
-  const masterKey = read('CAIRN_MASTER_KEY');
-  if (masterKey !== undefined && masterKey.length < MIN_MASTER_KEY_LENGTH) {
-    problems.push(`CAIRN_MASTER_KEY must be at least ${MIN_MASTER_KEY_LENGTH} characters`);
   }
   const corsOrigins = (read('CAIRN_CORS_ORIGINS') ?? '')
     .split(',')
@@ -320,7 +336,9 @@ export function loadConfig(env: Env = process.env): Config {
       breakerCoolDownMs: integer('CAIRN_REDIS_BREAKER_COOLDOWN_MS', 5_000, 100, 600_000),
     }),
     masterKey,
+    masterKeyPrevious,
     cursorSecret,
+    cursorSecretPrevious,
     queryMaxRows: integer('CAIRN_QUERY_MAX_ROWS', 10_000, 1, 1_000_000),
     queryTimeoutMs,
     staleAfterMs: integer('CAIRN_STALE_AFTER_MS', 5_000, 0, 86_400_000),

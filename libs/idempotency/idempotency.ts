@@ -47,6 +47,11 @@ export interface IdempotencyOptions {
   now: () => Date;
   /** Seals stored responses to the master key (they carry new tokens). */
   masterKey?: string | undefined;
+  /**
+   * The master key being rotated out: answers it sealed still replay (new ones are sealed to
+   * `masterKey`), so a retry across the rotation gets its answer instead of running twice.
+   */
+  masterKeyPrevious?: string | undefined;
   /** config.idempotencyMaxResponseBytes. @defaultValue MAX_STORED_RESPONSE_BYTES */
   maxResponseBytes?: number;
   /**
@@ -66,6 +71,8 @@ export interface IdempotencyOptions {
  */
 export class Idempotency implements IdempotencyLayer {
   private readonly seal: Buffer | undefined;
+  /** What opens a kept answer: the current seal key, then the one being rotated out. */
+  private readonly openers: Buffer[];
   private nextPurgeAt = 0;
 
   private readonly options: IdempotencyOptions;
@@ -73,6 +80,9 @@ export class Idempotency implements IdempotencyLayer {
   constructor(options: IdempotencyOptions) {
     this.options = options;
     this.seal = options.masterKey ? sealKey(options.masterKey) : undefined;
+    this.openers = [options.masterKey, options.masterKeyPrevious]
+      .filter((key): key is string => Boolean(key))
+      .map(sealKey);
   }
 
   async execute(
@@ -172,7 +182,7 @@ export class Idempotency implements IdempotencyLayer {
 
   private fromStored(response: StoredResponse): SentResult {
     if (response.body === null) return { status: response.status, headers: response.headers };
-    const text = unseal(response.body, this.seal);
+    const text = unsealWithAny(response.body, this.openers);
     if (text === undefined) {
       throw new AppError(
         'conflict',
@@ -181,6 +191,15 @@ export class Idempotency implements IdempotencyLayer {
     }
     return { status: response.status, headers: response.headers, body: JSON.parse(text) };
   }
+}
+
+function unsealWithAny(text: string, keys: Buffer[]): string | undefined {
+  if (keys.length === 0) return unseal(text, undefined);
+  for (const key of keys) {
+    const opened = unseal(text, key);
+    if (opened !== undefined) return opened;
+  }
+  return undefined;
 }
 
 /** What a kept answer weighs against its principal's bound: its body and headers as stored. */

@@ -24,6 +24,8 @@ import type { TaskStatus } from './task-status.ts';
 export interface DependencyDeps extends TaskDeps {
   /** Signs pagination cursors; the same on every instance (see cursor-key.ts). */
   cursorKey: Buffer;
+  /** Keys being rotated out: cursors they sealed still open, new ones use `cursorKey`. */
+  previousCursorKeys?: readonly Buffer[];
 }
 
 export interface DependenciesAdded {
@@ -158,26 +160,33 @@ function cursorPage<R>(found: R[], limit: number, cursorAfter: (last: R) => stri
 
 /** The keyset position a `next_offset` cursor names (0 for none), or a 422 on `offset`. */
 export function edgeCursorPosition(
-  deps: Pick<DependencyDeps, 'cursorKey'>,
+  deps: Pick<DependencyDeps, 'cursorKey' | 'previousCursorKeys'>,
   listing: EdgeListing,
   gid: string,
   offset: string | undefined,
 ): number {
   return offset === undefined
     ? 0
-    : (decodeCursor(deps.cursorKey, offset, { listing, taskGid: gid }) as number);
+    : (decodeCursor(cursorKeys(deps), offset, { listing, taskGid: gid }) as number);
 }
 
 /** The gid a transitive (`depth=all`) cursor names ('' for the first page), or a 422 on `offset`. */
 export function walkCursorPosition(
-  deps: Pick<DependencyDeps, 'cursorKey'>,
+  deps: Pick<DependencyDeps, 'cursorKey' | 'previousCursorKeys'>,
   listing: EdgeListing,
   gid: string,
   offset: string | undefined,
 ): string {
   return offset === undefined
     ? ''
-    : (decodeCursor(deps.cursorKey, offset, { listing: `${listing}:all`, taskGid: gid }) as string);
+    : (decodeCursor(cursorKeys(deps), offset, {
+        listing: `${listing}:all`,
+        taskGid: gid,
+      }) as string);
+}
+
+function cursorKeys(deps: Pick<DependencyDeps, 'cursorKey' | 'previousCursorKeys'>): Buffer[] {
+  return [deps.cursorKey, ...(deps.previousCursorKeys ?? [])];
 }
 
 /**

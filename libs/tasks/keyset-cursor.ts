@@ -44,9 +44,12 @@ export function encodeCursor(key: Buffer, position: CursorPosition): string {
   return `${VERSION}.${sealed.toString('base64url')}`;
 }
 
-/** The position a cursor names, or a 422 at `["query","offset"]`. */
+/**
+ * The position a cursor names, or a 422 at `["query","offset"]`. Several keys during a rotation:
+ * the current one first, then those being rotated out.
+ */
 export function decodeCursor(
-  key: Buffer,
+  keys: Buffer | readonly Buffer[],
   cursor: string,
   expected: { listing: CursorWalk; taskGid: string },
 ): number | string {
@@ -60,17 +63,12 @@ export function decodeCursor(
   if (sealed.length <= IV_BYTES + TAG_BYTES) {
     throw invalid('use next_offset from the previous page unchanged');
   }
-  let afterId: unknown;
-  try {
-    const decipher = createDecipheriv('aes-256-gcm', keyObject(key), sealed.subarray(0, IV_BYTES));
-    decipher.setAAD(associatedData(expected));
-    decipher.setAuthTag(sealed.subarray(sealed.length - TAG_BYTES));
-    const plain = Buffer.concat([
-      decipher.update(sealed.subarray(IV_BYTES, sealed.length - TAG_BYTES)),
-      decipher.final(),
-    ]);
-    afterId = JSON.parse(plain.toString('utf8'));
-  } catch {
+  let afterId: unknown = NOT_OPENED;
+  for (const key of Buffer.isBuffer(keys) ? [keys] : keys) {
+    afterId = open(key, sealed, expected);
+    if (afterId !== NOT_OPENED) break;
+  }
+  if (afterId === NOT_OPENED) {
     throw invalid(
       `it has been altered, was not issued by this service, or belongs to another listing than the ${expected.listing.replace(':all', ' (depth=all)')} of this task`,
     );
@@ -81,6 +79,28 @@ export function decodeCursor(
     : Number.isSafeInteger(afterId) && (afterId as number) >= 0;
   if (!valid) throw invalid('bad position');
   return afterId as number | string;
+}
+
+const NOT_OPENED = Symbol('not opened');
+
+/** The position sealed under `key`, or NOT_OPENED when this key did not seal it for this listing. */
+function open(
+  key: Buffer,
+  sealed: Buffer,
+  expected: { listing: CursorWalk; taskGid: string },
+): unknown {
+  try {
+    const decipher = createDecipheriv('aes-256-gcm', keyObject(key), sealed.subarray(0, IV_BYTES));
+    decipher.setAAD(associatedData(expected));
+    decipher.setAuthTag(sealed.subarray(sealed.length - TAG_BYTES));
+    const plain = Buffer.concat([
+      decipher.update(sealed.subarray(IV_BYTES, sealed.length - TAG_BYTES)),
+      decipher.final(),
+    ]);
+    return JSON.parse(plain.toString('utf8'));
+  } catch {
+    return NOT_OPENED;
+  }
 }
 
 /** A raw key is imported anew by every cipher made from it; a page makes one or two. */
