@@ -166,7 +166,7 @@ export async function runQuery(
         watermark: freshness.watermark,
       });
       try {
-        return await computeParts(deps, plan, queryRun, now);
+        return await computeParts(deps, plan, queryRun, now, deps.executor !== undefined);
       } finally {
         queryRun.close();
       }
@@ -199,12 +199,19 @@ async function computeParts(
   plan: PreparedQuery,
   queryRun: QueryRun,
   now: Date,
+  reusable: boolean,
 ): Promise<Lasting<Parts> & { store: boolean }> {
   const run = (compiled: Statement | null, dimensions = plan.query.dimensions) =>
     compiled ? execute(queryRun, compiled, dimensions) : Promise.resolve(null);
-  const horizon = queryRun
-    .execute(horizonStatement(plan, now, plan.businesses), undefined, { store: false })
-    .then(({ answer, partial }) => (partial ? null : (answer.data[0] as unknown as Horizon)));
+  // Only an executor that outlives the request can reuse an answer: an ad hoc one (scripts,
+  // tests calling the service) is spared the statement. A horizon that fails or is cut short
+  // only means the answer is not kept.
+  const horizon = reusable
+    ? queryRun
+        .execute(horizonStatement(plan, now, plan.businesses), undefined, { store: false })
+        .then(({ answer, partial }) => (partial ? null : (answer.data[0] as unknown as Horizon)))
+        .catch(() => null)
+    : Promise.resolve(null);
   const [main, totals, totalsComparison] = await Promise.all([
     run(plan.rows),
     run(plan.totals, []),
