@@ -6,6 +6,16 @@ import { parse } from 'yaml';
 // No docker engine in CI: the file is parsed and its cross-references checked instead.
 const load = async () => parse(await fs.readFile('docker-compose.yml', 'utf8'), { merge: true });
 
+/** Compose's variable interpolation, the forms this file uses: ${VAR}, ${VAR:-default}, ${VAR:?error}. */
+function interpolate(text: string, env: Record<string, string>): string {
+  return text.replace(/\$\{([A-Z0-9_]+)(?::([-?])([^}]*))?\}/g, (_, name, form, rest) => {
+    const value = env[name];
+    if (value !== undefined && value !== '') return value;
+    if (form === '?') throw new Error(`required variable ${name} is missing a value: ${rest}`);
+    return form === '-' ? rest : '';
+  });
+}
+
 async function sourceFiles(dir: string): Promise<string[]> {
   const entries = await fs.readdir(dir, { withFileTypes: true, recursive: true });
   return entries
@@ -45,6 +55,41 @@ describe('docker-compose.yml', () => {
     }
   });
 
+  it('has no default master key: compose refuses to start without CAIRN_MASTER_KEY', async () => {
+    const compose = await load();
+    const cairn = Object.entries(compose.services).filter(
+      ([, service]: [string, any]) => service.environment?.CAIRN_ROLE !== undefined,
+    );
+    expect(cairn.map(([name]) => name).sort()).toEqual(
+      ['api', 'api-cluster', 'projector', 'projector-cluster'].sort(),
+    );
+    for (const [name, service] of cairn as [string, any][]) {
+      const env = service.environment;
+      // Compose's own refusal: `${VAR:?message}` stops `docker compose up` when VAR is unset or empty.
+      expect(env.CAIRN_MASTER_KEY, name).toMatch(
+        /^\$\{CAIRN_MASTER_KEY:\?[^}]*openssl rand[^}]*\}$/,
+      );
+      expect(() => interpolate(env.CAIRN_MASTER_KEY, {})).toThrow(/CAIRN_MASTER_KEY/);
+      expect(() => interpolate(env.CAIRN_MASTER_KEY, { CAIRN_MASTER_KEY: '' })).toThrow(
+        /CAIRN_MASTER_KEY/,
+      );
+      expect(interpolate(env.CAIRN_MASTER_KEY, { CAIRN_MASTER_KEY: 'from-the-shell' })).toBe(
+        'from-the-shell',
+      );
+      // The rotation variables pass through from the shell and are empty (unset) otherwise.
+      for (const variable of [
+        'CAIRN_MASTER_KEY_PREVIOUS',
+        'CAIRN_CURSOR_SECRET',
+        'CAIRN_CURSOR_SECRET_PREVIOUS',
+      ]) {
+        expect(interpolate(env[variable], {}), `${name} ${variable}`).toBe('');
+        expect(interpolate(env[variable], { [variable]: 'given' })).toBe('given');
+      }
+    }
+    const text = await fs.readFile('docker-compose.yml', 'utf8');
+    expect(text).not.toMatch(/CAIRN_MASTER_KEY:-/);
+  });
+
   it('Prometheus scrapes every api and projector replica', async () => {
     const compose = await load();
     const scrape = parse(compose.configs.prometheus.content);
@@ -53,6 +98,35 @@ describe('docker-compose.yml', () => {
     );
     expect(jobs['cairn-api']).toMatchObject({ names: ['api'], port: 8080 });
     expect(jobs['cairn-projector']).toMatchObject({ names: ['projector'], port: 8080 });
+  });
+
+  it('Prometheus loads every rule file of apps/server/deploy/prometheus/, mounted from the repository', async () => {
+    const compose = await load();
+    const scrape = parse(compose.configs.prometheus.content);
+    const mounted = new Map<string, string>(
+      compose.services.prometheus.configs.map((config: any) => [
+        config.target,
+        compose.configs[config.source].file,
+      ]),
+    );
+    const loaded: string[] = [];
+    for (const target of scrape.rule_files) {
+      const file = mounted.get(target);
+      expect(file, `${target} is mounted from a file`).toBeDefined();
+      expect(parse(await fs.readFile(file!, 'utf8')), file).toHaveProperty('groups');
+      loaded.push(path.normalize(file!));
+    }
+    // Files with `groups:` are rules; their `promtool test rules` files (`tests:`) are not.
+    const dir = 'apps/server/deploy/prometheus';
+    const rules: string[] = [];
+    for (const name of await fs.readdir(dir)) {
+      const content = parse(await fs.readFile(path.join(dir, name), 'utf8'));
+      if (content.groups) rules.push(path.join(dir, name));
+      else expect(content, name).toHaveProperty('tests');
+    }
+    expect(rules.length).toBeGreaterThanOrEqual(2);
+    expect(loaded.sort()).toEqual(rules.sort());
+    expect(scrape.global.evaluation_interval).toBe(scrape.global.scrape_interval);
   });
 
   it('Grafana is provisioned with Prometheus and a dashboard over metrics Cairn exports', async () => {
@@ -90,19 +164,33 @@ describe('docker-compose.yml', () => {
       (await sourceFiles('libs')).map((file) => fs.readFile(file, 'utf8')),
     );
     const defined = new Set(
-      sources.flatMap((text) => [...text.matchAll(/name: '([a-z_:]+)'/g)].map(([, name]) => name)),
+      // Any quoted metric-like name: some families are created through a helper, not `name:`.
+      sources.flatMap((text) =>
+        [...text.matchAll(/'((?:cairn|http)_[a-z_]+)'/g)].map(([, name]) => name),
+      ),
     );
-    const exprs = dashboard.panels.flatMap((panel: any) =>
-      panel.targets.map((target: any) => target.expr),
-    );
+    const charts = dashboard.panels.filter((panel: any) => panel.type !== 'row');
+    const exprs = charts.flatMap((panel: any) => panel.targets.map((target: any) => target.expr));
     expect(exprs.length).toBeGreaterThan(7);
-    for (const panel of dashboard.panels) expect(panel.datasource.uid).toBe('prometheus');
+    // The data source is a variable (any Prometheus; the provisioned one is the default).
+    const variables = Object.fromEntries(
+      dashboard.templating.list.map((variable: any) => [variable.name, variable]),
+    );
+    expect(variables.datasource).toMatchObject({ type: 'datasource', query: 'prometheus' });
+    for (const panel of charts) {
+      expect(panel.datasource.uid, panel.title).toMatch(/^\$\{datasource\}$/);
+      for (const target of panel.targets)
+        expect(target.datasource.uid).toMatch(/^\$\{datasource\}$/);
+    }
     for (const expr of exprs) {
-      const metrics = [...expr.matchAll(/\b((?:cairn|http)_[a-z_]+)/g)].map(([, name]: string[]) =>
-        name!.replace(/_(bucket|count|sum)$/, ''),
+      const metrics = [...expr.matchAll(/\b((?:cairn|http|nodejs|process)_[a-z0-9_]+)/g)].map(
+        ([, name]: string[]) => name!.replace(/_(bucket|count|sum)$/, ''),
       );
       expect(metrics.length, expr).toBeGreaterThan(0);
-      for (const metric of metrics) expect(defined, `${metric} in ${expr}`).toContain(metric);
+      // nodejs_* and process_* are prom-client's defaults: test/prometheus-rules.test.ts checks
+      // every name against a live scrape.
+      for (const metric of metrics.filter((name) => /^(cairn|http)_/.test(name)))
+        expect(defined, `${metric} in ${expr}`).toContain(metric);
     }
   });
 
@@ -203,6 +291,8 @@ describe('apps/server/Dockerfile', () => {
       /^HEALTHCHECK --interval=\d+s --timeout=\d+s --start-period=\d+s --retries=\d+ CMD \["node", "-e", ".*\/healthz/,
     );
     expect(file).toContain('ENV NODE_ENV=production HOST=0.0.0.0 PORT=8080');
+    // No secret is baked into the image: the master key comes from the environment it runs in.
+    expect(file.join('\n')).not.toMatch(/CAIRN_MASTER_KEY|CAIRN_CURSOR_SECRET/);
     // Type stripping runs only erasable TypeScript; the compiler holds the code to it.
     const tsconfig = await fs.readFile('tsconfig.json', 'utf8');
     expect(tsconfig).toContain('"erasableSyntaxOnly": true');
