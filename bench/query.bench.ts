@@ -19,11 +19,10 @@ import {
   ROLLUPS,
   type SourceName,
 } from '../libs/analytics/sources/rollups.ts';
-import { issueToken } from '../libs/auth/token.service.ts';
 import { loadConfig } from '../libs/config/config.ts';
 import { generateFacts } from '../libs/demo/fact-generator.ts';
-import { projectionFreshness } from '../libs/projection/projection-freshness.ts';
 import { backfillRollups } from '../libs/projection/rollup-backfill.ts';
+import { benchReader } from './bench-reader.ts';
 import { textOption } from './options.ts';
 import { percentile } from './percentile.ts';
 
@@ -147,27 +146,7 @@ export async function run(args: string[]): Promise<void> {
       for (const { table } of filling) {
         await ch.command({ query: `OPTIMIZE TABLE ${table} FINAL` });
       }
-      const db = cairn.engines.postgres.db;
-      const { token } = await issueToken(
-        db,
-        {
-          name: 'bench',
-          scopes: ['analytics:read'],
-          businesses: BUSINESSES,
-          kind: 'service_account',
-        },
-        new Date(),
-      );
-      const deps: AnalyticsDeps = {
-        clickhouse: ch,
-        freshness: (at) => projectionFreshness(db, at),
-        rollups: () => cairn.rollups.ready(),
-        now: () => new Date(),
-        maxRows: config.queryMaxRows,
-        timeoutMs: config.queryTimeoutMs,
-        staleAfterMs: config.staleAfterMs,
-        maxMemoryBytes: config.queryMaxMemoryBytes,
-      };
+      const { token, deps } = await benchReader(cairn, config, BUSINESSES);
       for (const [name, request] of QUERIES) {
         const t = await timeAll(deps, cairn.url, token, request, requests, factsRequests);
         const target = 1.15 * t.engine.p50 + 3;

@@ -1,13 +1,21 @@
 import { allowedBusinesses } from '../auth/principal.ts';
+import { negotiate } from '../http/content-negotiation.ts';
 import { single } from '../http/envelope.ts';
 import { ValidationError } from '../http/errors.ts';
-import { defineRoute, type RequestContext, type Route } from '../http/route.ts';
+import { defineRoute, type RequestContext, type Route, type RouteResult } from '../http/route.ts';
 import { answerEtag } from './answer-etag.ts';
 import { queryCatalog } from './catalog-view.ts';
+import { ANSWER_TYPES, type ExportFormat } from './export-format.ts';
 import { queryBodySchema } from './parse/query.schema.ts';
 import type { QueryRequest } from './parse/query-parser.ts';
 import { TooManyBucketsError } from './period/buckets.ts';
-import { type AnalyticsDeps, type QueryResponse, runQuery } from './query.service.ts';
+import {
+  type AnalyticsDeps,
+  type QueryContext,
+  type QueryResponse,
+  runQuery,
+} from './query.service.ts';
+import { exportQuery } from './query-export.ts';
 import { inUrl, queryInUrlSchema, readQ } from './query-in-url.ts';
 import { catalogResponse, queryResponse } from './query-response.schema.ts';
 
@@ -28,26 +36,88 @@ function inRequest(error: unknown, body: QueryRequest): unknown {
   return error;
 }
 
+function queryContext(ctx: RequestContext): QueryContext {
+  const businesses = allowedBusinesses(ctx.principal);
+  return {
+    signal: ctx.signal,
+    businesses: businesses === null ? null : [...businesses],
+    principal: ctx.principal.kind === 'token' ? `token:${ctx.principal.id}` : 'master',
+    useCache: !bypassesCache(ctx.headers['cache-control']),
+  };
+}
+
 /** Runs a checked query for the caller, its domain errors placed in the body. */
 async function answer(
   deps: AnalyticsDeps,
   body: QueryRequest,
   ctx: RequestContext,
 ): Promise<QueryResponse> {
-  const businesses = allowedBusinesses(ctx.principal);
   try {
-    return await runQuery(deps, body, {
-      signal: ctx.signal,
-      businesses: businesses === null ? null : [...businesses],
-      principal: ctx.principal.kind === 'token' ? `token:${ctx.principal.id}` : 'master',
-      useCache: !bypassesCache(ctx.headers['cache-control']),
-    });
+    return await runQuery(deps, body, queryContext(ctx));
   } catch (error) {
     throw inRequest(error, body);
   }
 }
 
+/**
+ * The answer in the form the caller's Accept asks for: the JSON answer, or its rows as a CSV or
+ * NDJSON file (`query-export.ts`). Either way the answer varies with Accept.
+ */
+async function answerAs(
+  deps: AnalyticsDeps,
+  body: QueryRequest,
+  ctx: RequestContext,
+  { etag }: { etag: boolean },
+): Promise<RouteResult> {
+  const type = negotiate(ctx.headers.accept, ANSWER_TYPES);
+  if (type === 'application/json') {
+    const result = await answer(deps, body, ctx);
+    return {
+      body: result,
+      headers: { Vary: 'Accept', ...(etag ? { ETag: answerEtag(result) } : {}) },
+    };
+  }
+  try {
+    const { stream, headers } = await exportQuery(
+      deps,
+      body,
+      queryContext(ctx),
+      type as ExportFormat,
+    );
+    return { stream, headers: { ...headers, Vary: 'Accept' } };
+  } catch (error) {
+    throw inRequest(error, body);
+  }
+}
+
+/** The export forms as published: a CSV file, or one JSON row per line. */
+const EXPORTS = {
+  content: {
+    'text/csv': {
+      type: 'string',
+      description:
+        'RFC 4180: a header row of the row keys (with a comparison, `comparison.<metric>` then `change.<metric>`), CRLF line ends, null as an empty field.',
+    },
+    'application/x-ndjson': {
+      type: 'string',
+      description: 'One JSON object per data row, as the JSON answer gives its rows.',
+    },
+  },
+  headers: {
+    'Content-Disposition': {
+      description: 'An export comes as a file to save (`attachment; filename="….csv"`).',
+      schema: { type: 'string' },
+    },
+    'Cairn-Warnings': {
+      description:
+        "An export's warning codes, comma-separated (`result_truncated` past `CAIRN_EXPORT_MAX_ROWS`, `stale_data`, …); absent when there are none.",
+      schema: { type: 'string' },
+    },
+  },
+};
+
 const RESPONSES = {
+  '406': 'NotAcceptable',
   '422': 'QueryUnprocessable',
   '429': 'QueryRefused',
   '503': 'QueryUnavailable',
@@ -67,9 +137,11 @@ export function queryRoutes(deps: AnalyticsDeps): Route[] {
       body: querySchema,
       successStatus: 200,
       response: queryResponse,
+      alternatives: EXPORTS,
       responses: RESPONSES,
       async handle({ body, ctx }) {
-        return { body: await answer(deps, body, ctx) };
+        // A POST answer has no entity tag: nothing revalidates it.
+        return answerAs(deps, body, ctx, { etag: false });
       },
     }),
     // The same query in the URL, so an answer can be revalidated: its ETag in If-None-Match
@@ -85,16 +157,16 @@ export function queryRoutes(deps: AnalyticsDeps): Route[] {
       checks: ({ query }) => ({ query: () => readQ(querySchema, query.q) }),
       successStatus: 200,
       response: queryResponse,
+      alternatives: EXPORTS,
       responses: RESPONSES,
       etag: 'read',
       cacheControl: 'private, no-cache',
       async handle({ checked, ctx }) {
         // Checked before the handler runs: a request without a readable `q` never gets here.
         const body = checked.query as QueryRequest;
-        const result = await answer(deps, body, ctx).catch((error: unknown) => {
+        return answerAs(deps, body, ctx, { etag: true }).catch((error: unknown) => {
           throw inUrl(error);
         });
-        return { body: result, headers: { ETag: answerEtag(result) } };
       },
     }),
     defineRoute<unknown, unknown, unknown>({

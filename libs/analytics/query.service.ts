@@ -2,6 +2,7 @@ import type { ClickHouseClient } from '@clickhouse/client';
 import { businessScope } from '../auth/access.ts';
 import { timeDimension } from './catalog/catalog.ts';
 import { ownReadFigures, type Statement } from './compile/own-reads.ts';
+import type { Admission } from './execute/admission.ts';
 import { AnswerReuse, type Lasting, type Reuse } from './execute/answer-reuse.ts';
 import { type Horizon, horizonStatement, validUntil } from './execute/answer-validity.ts';
 import { type Execution, QueryExecutor, type QueryRun } from './execute/query-execution.ts';
@@ -50,12 +51,16 @@ export interface AnalyticsDeps {
   rollups: () => ReadonlySet<RollupName>;
   now: () => Date;
   maxRows: number;
+  /** `CAIRN_EXPORT_MAX_ROWS`: the row cap of a CSV or NDJSON export; `maxRows` without it. */
+  exportMaxRows?: number;
   timeoutMs: number;
   staleAfterMs: number;
   /** ClickHouse `max_memory_usage` per query; unset leaves the server's own limit. */
   maxMemoryBytes?: number;
   /** Result cache and fair admission around the engine; without it, statements run directly. */
   executor?: QueryExecutor;
+  /** The executor's admission, which an export (streamed beside the executor) goes through too. */
+  admission?: Admission;
   /** Zones the running ClickHouse can load (loadClickHouseZones). */
   zones?: ReadonlySet<string>;
 }

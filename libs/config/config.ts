@@ -45,6 +45,8 @@ export interface Config {
   /** The cursor secret being rotated out: cursors it sealed still open; new ones never use it. */
   readonly cursorSecretPrevious: string | undefined;
   readonly queryMaxRows: number;
+  /** Row cap of one CSV or NDJSON export of a query, which streams rather than being held. */
+  readonly exportMaxRows: number;
   /**
    * Time budget of one analytics query, every statement of it together. Embedded chDB runs one
    * statement at a time and cannot interrupt it, so it also caps one statement there at half the
@@ -340,6 +342,7 @@ export function loadConfig(env: Env = process.env): Config {
     cursorSecret,
     cursorSecretPrevious,
     queryMaxRows: integer('CAIRN_QUERY_MAX_ROWS', 10_000, 1, 1_000_000),
+    exportMaxRows: integer('CAIRN_EXPORT_MAX_ROWS', 1_000_000, 1, 100_000_000),
     queryTimeoutMs,
     staleAfterMs: integer('CAIRN_STALE_AFTER_MS', 5_000, 0, 86_400_000),
     queryMaxMemoryBytes: integer('CAIRN_QUERY_MAX_MEMORY_BYTES', 1_073_741_824, 1_048_576, 2 ** 50),

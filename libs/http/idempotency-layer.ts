@@ -5,7 +5,8 @@ import type { PrincipalOf, Route, RouteResult, TransactionOf } from './route.ts'
 const MAX_KEY_LENGTH = 255;
 
 /** A handler's answer with its defaults applied: what is sent, and what a replay sends again. */
-export type SentResult = Required<Pick<RouteResult, 'status' | 'headers'>> & { body?: unknown };
+export type SentResult = Required<Pick<RouteResult, 'status' | 'headers'>> &
+  Pick<RouteResult, 'body' | 'stream'>;
 
 export interface Execution {
   result: SentResult;
@@ -69,5 +70,6 @@ export function finalize(route: Route, result: RouteResult): SentResult {
     status,
     headers: result.headers ?? {},
     ...(status === 204 || result.body === undefined ? {} : { body: result.body }),
+    ...(result.stream ? { stream: result.stream } : {}),
   };
 }

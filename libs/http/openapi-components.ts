@@ -146,6 +146,10 @@ const responses = {
     'unsupported_media_type',
     'send the body as application/json.',
   ),
+  NotAcceptable: problemResponse(
+    'not_acceptable',
+    'none of the media types in Accept is one this operation answers with; `detail` names those it does.',
+  ),
   ValidationFailed: {
     description:
       'Invalid input, as `{detail:[{loc,msg,type}]}`; an Idempotency-Key reused for a different request is a problem+json instead.',

@@ -138,9 +138,15 @@ function responses(route: Route, writes: boolean): Record<string, unknown> {
       ? { description: 'Done; no content.', headers: successHeaders }
       : {
           description: route.summary,
-          headers: successHeaders,
+          headers: { ...successHeaders, ...route.alternatives?.headers },
           content: {
             'application/json': { schema: route.response ? toOpenApiSchema(route.response) : {} },
+            ...Object.fromEntries(
+              Object.entries(route.alternatives?.content ?? {}).map(([type, schema]) => [
+                type,
+                { schema: toOpenApiSchema(schema) },
+              ]),
+            ),
           },
         };
   const failures: Array<[string, ResponseName, boolean]> = [

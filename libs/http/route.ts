@@ -1,4 +1,5 @@
 import type { IncomingHttpHeaders } from 'node:http';
+import type { Readable } from 'node:stream';
 import type { ResponseName } from './openapi-components.ts';
 import type { UnitOfWork } from './unit-of-work.ts';
 import type { JsonSchema } from './validation.ts';
@@ -56,6 +57,13 @@ export interface RouteResult {
   status?: number;
   body?: unknown;
   headers?: Record<string, string>;
+  /**
+   * An answer too large to hold, sent as it is read, in place of `body`; `headers` carry its
+   * Content-Type. A failure before it is returned keeps its JSON shape; one while it is being
+   * sent ends the response abnormally, so the caller sees a cut transfer, never a short file
+   * that looks whole.
+   */
+  stream?: Readable;
 }
 
 /**
@@ -90,6 +98,14 @@ export interface Route<P = any, Q = any, B = any, C = any> {
   };
   successStatus: number;
   response?: JsonSchema;
+  /**
+   * Other forms of the success answer, chosen by the caller's Accept (JSON stays the default),
+   * for the API description: each media type's schema, and the headers those forms add.
+   */
+  alternatives?: {
+    content: Record<string, JsonSchema>;
+    headers?: Record<string, { description: string; schema: JsonSchema }>;
+  };
   /** Failure answers particular to this operation, by status, replacing the platform's. */
   responses?: Record<string, ResponseName>;
   /**

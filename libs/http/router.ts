@@ -56,7 +56,7 @@ export function mountRoutes(
     app[route.method](route.path, ...guards, async (req: Request, res: Response) => {
       const input = await readInput(req, res, route, reading);
       const execution = await runRoute(route, input, requestContext(req, res), running);
-      sendResult(req, res, route, execution);
+      await sendResult(req, res, route, execution);
     });
   }
 }

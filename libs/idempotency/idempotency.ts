@@ -104,7 +104,9 @@ export class Idempotency implements IdempotencyLayer {
       // back instead (see MAX_STORED_RESPONSE_BYTES).
       const bound = this.options.readAnswers ?? DEFAULT_READ_ANSWER_BOUND;
       const bytes = storedBytes(kept);
+      // A streamed answer (an export) is never held whole, so it cannot be kept either.
       if (
+        sent.stream !== undefined ||
         Buffer.byteLength(kept.body ?? '') >
           (this.options.maxResponseBytes ?? MAX_STORED_RESPONSE_BYTES) ||
         bytes > bound.maxBytes
