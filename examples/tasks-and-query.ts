@@ -14,7 +14,11 @@ const token = process.env.CAIRN_TOKEN;
 const business = process.env.CAIRN_BUSINESS ?? 'acme';
 if (!token) throw new Error('set CAIRN_TOKEN to a token with workflows and analytics scopes');
 
-const cairn = createClient<paths>({ baseUrl, headers: { Authorization: `Bearer ${token}` } });
+// JSON answers only: the query operations also answer CSV and NDJSON (as text) when asked.
+const cairn = createClient<paths, 'application/json' | 'application/problem+json'>({
+  baseUrl,
+  headers: { Authorization: `Bearer ${token}` },
+});
 
 /** openapi-fetch returns `{data}` or `{error}`; a failed call stops the example with its problem. */
 function ok<T>(answer: { data?: T; error?: unknown; response: Response }): T {

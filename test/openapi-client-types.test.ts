@@ -18,7 +18,10 @@ const ROOT = path.resolve(import.meta.dirname, '..');
 const PROGRAM = `import createClient from 'openapi-fetch';
 import type { paths } from './schema.ts';
 
-const client = createClient<paths>({ baseUrl: process.env.BASE_URL });
+// JSON answers only: the query operations also answer CSV and NDJSON, as text.
+const client = createClient<paths, 'application/json' | 'application/problem+json'>({
+  baseUrl: process.env.BASE_URL,
+});
 const { data, error } = await client.POST('/api/v1/query', {
   headers: { Authorization: \`Bearer \${process.env.TOKEN}\` },
   body: {

@@ -250,13 +250,14 @@ describe('the published document and the service agree on what is valid', () => 
   }
 
   /**
-   * Three fresh tasks of the operation's own (t0 depending on t1 and t2, t2 on t1), so no
-   * operation spoils another's: t0 has two dependencies and t1 two dependents, so both
-   * listings span two pages of one.
+   * Four fresh tasks of the operation's own (t0 depending on t1 and t2, t2 on t1; t3 free), so
+   * no operation spoils another's: t0 has two dependencies and t1 two dependents, so both
+   * listings span two pages of one. Among t0–t2 every new edge would close a cycle: t3 keeps
+   * a valid request able to add one.
    */
   async function taskPool(label: string): Promise<string[]> {
     const gids: string[] = [];
-    for (let i = 0; i < 3; i++) {
+    for (let i = 0; i < 4; i++) {
       const created = await json('POST', '/api/v1/tasks', {
         business: BUSINESS,
         name: `${label} ${i}`,
