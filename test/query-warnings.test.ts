@@ -1,11 +1,12 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type AnalyticsDeps, runQuery } from '../libs/analytics/query.service.ts';
 import { AppError } from '../libs/http/errors.ts';
+import { drainOutbox } from '../libs/projection/projector.ts';
 import { type Engines, openEngines } from '../libs/storage/engines.ts';
 import { createTask } from '../libs/tasks/task.service.ts';
 import { inTaskUnit } from '../libs/tasks/task-unit.ts';
 import { analyticsDeps, projectAll } from './support/analytics.ts';
-import { type TestConfig, testConfig } from './support/engines.ts';
+import { type TestConfig, testConfig, waitFor } from './support/engines.ts';
 
 const NOW = new Date('2026-11-22T15:30:00Z');
 /** Enough facts that a task-state query takes far longer than a 1 ms budget. */
@@ -136,12 +137,25 @@ describe('runQuery on chDB: warnings, limits and business scope', () => {
       expect.objectContaining({ code: 'stale_data', lag_ms: 30 * 60_000 }),
     ]);
 
-    // Until projected: on a shared server another file's open transaction holds it back a while.
-    await projectAll(engines);
-    const fresh = await runQuery(
-      deps,
-      { metrics: ['tasks_created'], business: 'late', period: 'today' },
-      open,
+    // Drained until the fact is in: on a shared server another file's open write transaction
+    // holds it back a while (the late-commit rule is cluster-wide). Counting outbox rows against
+    // ClickHouse's cannot tell here: this file's facts loaded straight into ClickHouse outnumber
+    // the outbox.
+    const fresh = await waitFor(
+      async () => {
+        await drainOutbox({
+          db: engines.postgres.db,
+          clickhouse: engines.clickhouse.client,
+          batchSize: 1000,
+        });
+        const answer = await runQuery(
+          deps,
+          { metrics: ['tasks_created'], business: 'late', period: 'today' },
+          open,
+        );
+        return answer.data[0]?.tasks_created === 1 ? answer : undefined;
+      },
+      { timeoutMs: 120_000, intervalMs: 100 },
     );
     expect(fresh.data).toEqual([{ tasks_created: 1 }]);
     expect(fresh.warnings).toBeUndefined();
