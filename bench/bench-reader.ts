@@ -1,7 +1,7 @@
 import type { Cairn } from '../apps/server/cairn.ts';
 import type { AnalyticsDeps } from '../libs/analytics/query.service.ts';
 import { issueToken } from '../libs/auth/token.service.ts';
-import type { Config } from '../libs/config/config.ts';
+import { type Config, loadConfig } from '../libs/config/config.ts';
 import { projectionFreshness } from '../libs/projection/projection-freshness.ts';
 
 /**
@@ -30,4 +30,19 @@ export async function benchReader(
     maxMemoryBytes: config.queryMaxMemoryBytes,
   };
   return { token, deps };
+}
+
+/**
+ * A read benchmark's configuration: its data directory, any port, silent, queries given all the
+ * time they take, and a projector that stays out of the timings.
+ */
+export function benchConfig(dataDir: string, extra: Record<string, string> = {}): Config {
+  return loadConfig({
+    DATA_DIR: dataDir,
+    PORT: '0',
+    LOG_LEVEL: 'silent',
+    CAIRN_QUERY_TIMEOUT_MS: '600000',
+    CAIRN_PROJECTOR_POLL_MS: '60000',
+    ...extra,
+  });
 }

@@ -10,9 +10,8 @@ import path from 'node:path';
 import { startCairn } from '../apps/server/cairn.ts';
 import type { QueryRequest } from '../libs/analytics/parse/query-parser.ts';
 import { type AnalyticsDeps, prepareQuery } from '../libs/analytics/query.service.ts';
-import { loadConfig } from '../libs/config/config.ts';
 import { generateFacts } from '../libs/demo/fact-generator.ts';
-import { benchReader } from './bench-reader.ts';
+import { benchConfig, benchReader } from './bench-reader.ts';
 import { numberOption, textOption } from './options.ts';
 
 const BUSINESSES = Array.from({ length: 20 }, (_, i) => `biz-${i}`);
@@ -32,14 +31,7 @@ export async function run(args: string[]): Promise<void> {
   const dataDir = root
     ? path.join(root, String(facts))
     : await fs.mkdtemp(path.join(os.tmpdir(), 'cairn-bench-'));
-  const config = loadConfig({
-    DATA_DIR: dataDir,
-    PORT: '0',
-    LOG_LEVEL: 'silent',
-    CAIRN_QUERY_TIMEOUT_MS: '600000',
-    CAIRN_PROJECTOR_POLL_MS: '60000',
-    CAIRN_EXPORT_MAX_ROWS: String(rows),
-  });
+  const config = benchConfig(dataDir, { CAIRN_EXPORT_MAX_ROWS: String(rows) });
   const cairn = await startCairn({ config });
   try {
     const ch = cairn.engines.clickhouse.client;

@@ -19,10 +19,9 @@ import {
   ROLLUPS,
   type SourceName,
 } from '../libs/analytics/sources/rollups.ts';
-import { loadConfig } from '../libs/config/config.ts';
 import { generateFacts } from '../libs/demo/fact-generator.ts';
 import { backfillRollups } from '../libs/projection/rollup-backfill.ts';
-import { benchReader } from './bench-reader.ts';
+import { benchConfig, benchReader } from './bench-reader.ts';
 import { textOption } from './options.ts';
 import { percentile } from './percentile.ts';
 
@@ -96,13 +95,7 @@ export async function run(args: string[]): Promise<void> {
     const dataDir = root
       ? path.join(root, String(facts))
       : await fs.mkdtemp(path.join(os.tmpdir(), 'cairn-bench-'));
-    const config = loadConfig({
-      DATA_DIR: dataDir,
-      PORT: '0',
-      LOG_LEVEL: 'silent',
-      CAIRN_QUERY_TIMEOUT_MS: '600000',
-      CAIRN_PROJECTOR_POLL_MS: '60000',
-    });
+    const config = benchConfig(dataDir);
     const cairn = await startCairn({ config });
     try {
       const ch = cairn.engines.clickhouse.client;

@@ -1,10 +1,10 @@
 import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
 import fs from 'node:fs/promises';
-import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
+import { freePort } from '../dev-tools/private-servers.ts';
 import { useCairn } from './support/cairn.ts';
 import { waitFor } from './support/engines.ts';
 import { http } from './support/http.ts';
@@ -120,14 +120,6 @@ describe('Prometheus rules in apps/server/deploy/prometheus', () => {
     }
   });
 });
-
-async function freePort(): Promise<number> {
-  const server = net.createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as net.AddressInfo;
-  await new Promise((resolve) => server.close(resolve));
-  return port;
-}
 
 const PERIODS = ['today', 'last_7_days', 'this_month'];
 

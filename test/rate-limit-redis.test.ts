@@ -1,7 +1,7 @@
 import { type ChildProcess, spawn } from 'node:child_process';
-import net from 'node:net';
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { freePort } from '../dev-tools/private-servers.ts';
 import { useCairn } from './support/cairn.ts';
 import { waitFor } from './support/engines.ts';
 import { type HttpResult, http } from './support/http.ts';
@@ -32,14 +32,6 @@ describe('two instances on one Redis', () => {
     expect(statuses).toEqual([404, 404, 404, 404, 429]);
   });
 });
-
-async function freePort(): Promise<number> {
-  const server = net.createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as net.AddressInfo;
-  await new Promise((resolve) => server.close(resolve));
-  return port;
-}
 
 /** A throwaway Redis of our own: the machine's shared one must never be stopped. */
 async function startRedis(port: number): Promise<ChildProcess> {

@@ -285,6 +285,19 @@ export function requestArbitrary(
         return { ...plan, params, mutation: `${at}: ${bad.mutation}` };
       }),
     );
+    /** The parameter given twice, two valid values, put on the wire by `as`. */
+    const sentTwice = (as: (a: unknown, b: unknown) => Slot) =>
+      fc
+        .tuple(
+          valid,
+          validValue(p.schema, ctxFor(p), p.name),
+          validValue(p.schema, ctxFor(p), p.name),
+        )
+        .map(([plan, a, b]) => {
+          const params = [...plan.params];
+          params[i] = as(a, b);
+          return { ...plan, params, mutation: `${at}: sent twice` };
+        });
     if (p.required && p.in !== 'path') {
       mutations.push(
         valid.map((plan) => ({
@@ -302,36 +315,17 @@ export function requestArbitrary(
           params[i] = { v: undefined, wires: [text] };
           return { ...plan, params, mutation: `${at}: not JSON` };
         }),
-        fc
-          .tuple(
-            valid,
-            validValue(p.schema, ctxFor(p), p.name),
-            validValue(p.schema, ctxFor(p), p.name),
-          )
-          .map(([plan, a, b]) => {
-            const params = [...plan.params];
-            params[i] = { v: undefined, wires: [a, b].map((v) => JSON.stringify(v) ?? 'null') };
-            return { ...plan, params, mutation: `${at}: sent twice` };
-          }),
+        sentTwice((a, b) => ({
+          v: undefined,
+          wires: [a, b].map((v) => JSON.stringify(v) ?? 'null'),
+        })),
       );
       return;
     }
     const scalar =
       !typesOf(deref(p.schema, ctxFor(p))).includes('array') && !(p.schema.anyOf ?? p.schema.oneOf);
     if (p.in === 'query' && scalar) {
-      mutations.push(
-        fc
-          .tuple(
-            valid,
-            validValue(p.schema, ctxFor(p), p.name),
-            validValue(p.schema, ctxFor(p), p.name),
-          )
-          .map(([plan, a, b]) => {
-            const params = [...plan.params];
-            params[i] = { v: [a, b] };
-            return { ...plan, params, mutation: `${at}: sent twice` };
-          }),
-      );
+      mutations.push(sentTwice((a, b) => ({ v: [a, b] })));
     }
   });
   const unlisted = UNLISTED_QUERY.filter(
