@@ -95,6 +95,24 @@ function dateRange(seen: Seen): [string, string] | undefined {
   return range as [string, string];
 }
 
+/** The instant of a UTC calendar day's midnight on the clocks of `zone` (UTC for a bad zone). */
+function localMidnight(utcDay: number, zone: string): number {
+  const offsetAt = (t: number) => {
+    try {
+      const name = new Intl.DateTimeFormat('en', { timeZone: zone, timeZoneName: 'longOffset' })
+        .formatToParts(t)
+        .find((part) => part.type === 'timeZoneName')?.value;
+      const [, sign, h, m] = /([+-])(\d{2}):?(\d{2})?/.exec(name ?? '') ?? [];
+      return sign ? (sign === '-' ? -1 : 1) * (Number(h) * 36e5 + Number(m ?? 0) * 6e4) : 0;
+    } catch {
+      return 0;
+    }
+  };
+  // Twice: the offset at the guess can differ from the one at the midnight itself.
+  const guess = utcDay - offsetAt(utcDay);
+  return utcDay - offsetAt(guess);
+}
+
 /** The description of the member `name` of the body (or of the JSON query parameter). */
 const memberText = (seen: Seen, name: string): string =>
   String(
@@ -164,6 +182,23 @@ const PROSE_RULES: ProseRule[] = [
       return range !== undefined && instant(range[1]) - instant(range[0]) > 3653 * 864e5;
     },
     documented: (seen) => /10 years/i.test(memberText(seen, 'date_range')),
+  },
+  {
+    // Days, weeks and months never number 10,000 within 10 years: only hours can.
+    name: 'at most 10,000 buckets of a time dimension',
+    applies: (seen) => {
+      const range = dateRange(seen);
+      const dimensions = bodyOf(seen)?.dimensions;
+      if (range === undefined || !Array.isArray(dimensions) || !dimensions.includes('hour'))
+        return false;
+      const zone = bodyOf(seen)?.timezone ?? 'UTC';
+      // A day range is whole days in its zone, from a midnight to the midnight after the last.
+      const at = (text: string, days: number) =>
+        DAY.test(text) ? localMidnight(instant(text) + days * 864e5, zone) : instant(text);
+      return Math.ceil((at(range[1], 1) - at(range[0], 0)) / 36e5) > 10_000;
+    },
+    documented: (seen) =>
+      /10,000 \(more is a 422 `too_many_buckets`/.test(memberText(seen, 'dimensions')),
   },
   {
     name: 'timezone is an IANA zone',

@@ -7,7 +7,7 @@ import {
   type MetricName,
   noneLabel,
 } from './catalog/catalog.ts';
-import { FILTER_OPS } from './catalog/filter-ops.ts';
+import { FILTER_OPS, MAX_ANY_DEPTH } from './catalog/filter-ops.ts';
 import { DIRECTIONS, INCLUSIONS } from './parse/query.schema.ts';
 import { COMPARE_MODES } from './period/comparison-period.ts';
 import { PERIODS } from './period/period.ts';
@@ -87,6 +87,35 @@ const period = {
   additionalProperties: false,
 };
 
+const resolvedCondition: JsonSchema = {
+  type: 'object',
+  properties: {
+    dimension: { type: 'string', enum: DIMENSION_NAMES },
+    op: { type: 'string', enum: FILTER_OPS },
+    values: { type: 'array', items: { type: ['string', 'null'] } },
+  },
+  required: ['dimension', 'op', 'values'],
+  additionalProperties: false,
+};
+
+/** A filter element as sent: a condition, or a group `{any}` of elements one level down. */
+const resolvedFilter = (depth: number): JsonSchema => ({
+  anyOf: [
+    resolvedCondition,
+    {
+      type: 'object',
+      properties: {
+        any: {
+          type: 'array',
+          items: depth < MAX_ANY_DEPTH ? resolvedFilter(depth + 1) : resolvedCondition,
+        },
+      },
+      required: ['any'],
+      additionalProperties: false,
+    },
+  ],
+});
+
 const resolvedQuery = {
   type: 'object',
   description: 'The query as run: every default applied, the period resolved to instants.',
@@ -95,19 +124,7 @@ const resolvedQuery = {
     dimensions: { type: 'array', items: { type: 'string', enum: DIMENSION_NAMES } },
     period,
     business: { type: ['string', 'null'] },
-    filters: {
-      type: 'array',
-      items: {
-        type: 'object',
-        properties: {
-          dimension: { type: 'string', enum: DIMENSION_NAMES },
-          op: { type: 'string', enum: FILTER_OPS },
-          values: { type: 'array', items: { type: ['string', 'null'] } },
-        },
-        required: ['dimension', 'op', 'values'],
-        additionalProperties: false,
-      },
-    },
+    filters: { type: 'array', items: resolvedFilter(1) },
     order_by: {
       type: 'array',
       items: {
@@ -253,6 +270,14 @@ export const queryResponse: JsonSchema = {
             timeout_ms: integer,
           }),
           warning('stale_data', 'The newest facts are not yet projected.', { lag_ms: integer }),
+          warning(
+            'unknown_filter_value',
+            'An `eq`/`in` filter names labels of `dimension` the business never had (compared exactly, letter case included): no row matches those `values`. Checked by one lookup of the named values in the business’s facts, only when such a filter is given.',
+            {
+              dimension: { type: 'string', enum: DIMENSION_NAMES },
+              values: { type: 'array', items: { type: 'string' }, minItems: 1 },
+            },
+          ),
         ],
       },
     },

@@ -190,7 +190,11 @@ interface Parts {
   totals: Ran | null;
   totalsComparison: Ran | null;
   comparison: Ran | null;
+  /** The labels named by `eq`/`in` conditions that the businesses ever had; null: not known. */
+  labels: KnownLabel[] | null;
 }
+
+type KnownLabel = { dimension: string; label: string };
 
 /** A plan with the businesses its statements are restricted to (null: no restriction). */
 type PreparedQuery = QueryPlan & { compiled: Statement; businesses: string[] | null };
@@ -217,6 +221,13 @@ async function computeParts(
         .then(({ answer, partial }) => (partial ? null : (answer.data[0] as unknown as Horizon)))
         .catch(() => null)
     : Promise.resolve(null);
+  // A failed label lookup costs only the unknown_filter_value warning, never the answer.
+  const labels = plan.labels
+    ? queryRun
+        .execute(plan.labels)
+        .then(({ answer, partial }) => (partial ? null : (answer.data as unknown as KnownLabel[])))
+        .catch(() => null)
+    : Promise.resolve(null);
   const [main, totals, totalsComparison] = await Promise.all([
     run(plan.rows),
     run(plan.totals, []),
@@ -227,7 +238,7 @@ async function computeParts(
     ? await run(plan.comparison.rows(pageOf(deps, plan, main, now).rows))
     : null;
   const reached = await horizon;
-  const parts = { main, totals, totalsComparison, comparison };
+  const parts = { main, totals, totalsComparison, comparison, labels: await labels };
   const executed = [main, totals, totalsComparison, comparison].filter((e) => e !== null);
   return {
     parts,
@@ -282,6 +293,7 @@ function shapeAnswer(
     timeoutMs: deps.timeoutMs,
     freshness,
     staleAfterMs: deps.staleAfterMs,
+    knownLabels: parts.labels,
   });
   const horizon = new Date(Math.min(now.getTime(), freshness.dataAsOf.getTime()));
 

@@ -102,11 +102,24 @@ type Labelled = Pick<ModelFact, 'business' | 'project' | 'assignee' | 'status'>;
 function label(d: DimensionName, row: Labelled, ms: number, tz: string) {
   return isTime(d) ? timeLabel(d, ms, tz) : row[d as keyof Labelled];
 }
-const passes = (filters: QueryFilter[], value: (d: DimensionName) => string | null) =>
-  filters.every((f) => {
-    const hit = f.values.includes(value(f.dimension));
-    return f.op === 'eq' || f.op === 'in' ? hit : !hit;
-  });
+/**
+ * Whether a row passes the filters: every element holds; a group `{any}` when any of its elements
+ * does. `contains`: some value is part of the label, ignoring case; a null label contains none.
+ */
+const passes = (filters: QueryFilter[], value: (d: DimensionName) => string | null): boolean =>
+  filters.every((f) => holds(f, value));
+function holds(f: QueryFilter, value: (d: DimensionName) => string | null): boolean {
+  if ('any' in f) return f.any.some((element) => holds(element, value));
+  const label = value(f.dimension);
+  if (f.op === 'contains' || f.op === 'not_contains') {
+    const text = (label ?? '').toLowerCase();
+    const found =
+      label !== null && f.values.some((v) => text.includes((v as string).toLowerCase()));
+    return f.op === 'contains' ? found : !found;
+  }
+  const hit = f.values.includes(label);
+  return f.op === 'eq' || f.op === 'in' ? hit : !hit;
+}
 function quantile(sorted: number[], p: number): number {
   const h = (sorted.length - 1) * p;
   const lo = Math.floor(h);

@@ -157,6 +157,19 @@ function oracleSuite(seed: number, tz: string) {
       await check(ROLLUP_FLOW, ['status', 'week'], 'this_quarter', [
         { dimension: 'status', op: 'neq', values: ['cancelled'] },
       ]);
+      // Substrings ignore case and never match a null label; any-groups OR across dimensions.
+      await check(METRIC_NAMES, ['project'], 'last_90_days', [
+        {
+          any: [
+            { dimension: 'project', op: 'contains', values: ['ALP'] },
+            { any: [{ any: [{ dimension: 'assignee', op: 'in', values: ['bob', null] }] }] },
+          ],
+        },
+        { dimension: 'status', op: 'not_contains', values: ['CANC'] },
+      ]);
+      await check(OPEN_COUNTS, [], 'all_time', [
+        { dimension: 'assignee', op: 'not_contains', values: ['n', 'Y'] },
+      ]);
     });
   });
 }

@@ -89,12 +89,51 @@ function merge(a: Schema, b: Schema, ctx: SchemaContext): Schema {
   return out;
 }
 
-/** The branches of an anyOf/oneOf, each with the keywords written beside it. */
+/** The branches of an anyOf/oneOf (or an if/then/else), each with the keywords beside it. */
 function branches(schema: Schema, ctx: SchemaContext): Schema[] | undefined {
   const list = (schema.anyOf ?? schema.oneOf) as Schema[] | undefined;
-  if (!list) return undefined;
+  if (!list) return conditionalBranches(schema, ctx);
   const { anyOf: _a, oneOf: _o, ...siblings } = schema;
   return list.map((branch) => merge(siblings, flatten(branch, ctx), ctx));
+}
+
+/**
+ * An if/then/else as two shapes: what meets `if` and `then`, or `else` without the members `if`
+ * requires (so `if` fails). A branch that caps its member count keeps only the members it names.
+ */
+function conditionalBranches(schema: Schema, ctx: SchemaContext): Schema[] | undefined {
+  if (schema.if === undefined || (schema.then === undefined && schema.else === undefined)) {
+    return undefined;
+  }
+  const { if: when, then: yes, else: no, ...siblings } = schema;
+  const condition = flatten(when ?? {}, ctx);
+  const only = (keep: (key: string) => boolean): Schema => ({
+    ...siblings,
+    properties: Object.fromEntries(
+      Object.entries((siblings.properties ?? {}) as object).filter(([key]) => keep(key)),
+    ),
+  });
+  const thenShape = flatten(yes ?? {}, ctx);
+  const named = Object.keys((thenShape.properties ?? {}) as object);
+  const capped = typeof thenShape.maxProperties === 'number' && named.length > 0;
+  const elseShape = flatten(no ?? {}, ctx);
+  const needed = new Set((condition.required as string[] | undefined) ?? []);
+  return [
+    merge(
+      merge(
+        only((key) => !capped || named.includes(key)),
+        condition,
+        ctx,
+      ),
+      thenShape,
+      ctx,
+    ),
+    merge(
+      only((key) => !needed.has(key)),
+      elseShape,
+      ctx,
+    ),
+  ];
 }
 
 /** allOf folded into one schema, for the shape of what to generate. */
@@ -121,6 +160,8 @@ const CONDITIONS = [
   'dependentSchemas',
 ];
 
+const STEER_CANDIDATES = 6;
+
 /**
  * Of a few candidates, the first the schema accepts (else the first): keeps the valid side
  * frequent where a schema states conditions, without a filter that could spin forever.
@@ -132,9 +173,18 @@ function steer(
 ): fc.Arbitrary<unknown> {
   const accepts = ctx.accepts;
   if (!accepts || !CONDITIONS.some((key) => key in schema)) return arb;
-  return fc
-    .array(arb, { minLength: 6, maxLength: 6 })
-    .map((candidates) => candidates.find((value) => accepts(schema, value)) ?? candidates[0]);
+  // Drawn one at a time, only as many as it takes: nested schemas steer at every level, and
+  // six eager candidates a level multiply into millions of values three levels down.
+  return fc.infiniteStream(arb).map((candidates) => {
+    let first: unknown;
+    let drawn = 0;
+    for (const value of candidates) {
+      if (drawn === 0) first = value;
+      if (accepts(schema, value)) return value;
+      if (++drawn === STEER_CANDIDATES) break;
+    }
+    return first;
+  });
 }
 
 const num = (value: unknown): number | undefined => (typeof value === 'number' ? value : undefined);
@@ -162,7 +212,12 @@ function plainValid(raw: unknown, ctx: SchemaContext, name?: string): fc.Arbitra
   if (schema.const !== undefined) return fc.constant(schema.const);
   if (Array.isArray(schema.enum)) return fc.constantFrom(...schema.enum);
   const options = branches(schema, ctx);
-  if (options) return fc.oneof(...options.map((branch) => validValue(branch, ctx, name)));
+  if (options) {
+    // An if/then/else branch is only a shape: steering it too would steer every nested level
+    // of a recursive schema again, multiplying the arbitraries.
+    const each = schema.if === undefined ? validValue : plainValid;
+    return fc.oneof(...options.map((branch) => each(branch, ctx, name)));
+  }
   const types = typesOf(schema);
   // Nothing said about the type: any small JSON value (and no endless nesting).
   if (types.length === JSON_TYPES.length) return anyJson(ctx);

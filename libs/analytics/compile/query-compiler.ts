@@ -1,5 +1,6 @@
 import { METRICS, needs, noneLabel } from '../catalog/catalog.ts';
 import { FILTER_OPERATORS } from '../catalog/filter-ops.ts';
+import { filterConditions } from '../parse/query-filters.ts';
 import type { AnalyticsQuery } from '../parse/query-parser.ts';
 import type { StateBuckets } from '../period/buckets.ts';
 import type { ResolvedPeriod } from '../period/period.ts';
@@ -118,7 +119,7 @@ function bindParams(
     }
     if (uses('state_to')) params.state_to = toClickHouseTime(stateEnd(buckets, options.source));
   }
-  query.filters.forEach((filter, i) => {
+  filterConditions(query.filters).forEach((filter, i) => {
     // Null is how a query names "no label"; the facts store it as the dimension's `none`.
     const none = noneLabel(filter.dimension) ?? '';
     const values = filter.values.map((value) => value ?? none);

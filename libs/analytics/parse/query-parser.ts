@@ -1,18 +1,15 @@
 import { ValidationError, type ValidationIssue } from '../../http/errors.ts';
 import { DIMENSIONS, type DimensionName, type MetricName, noneLabel } from '../catalog/catalog.ts';
-import { FILTER_OPERATORS, type FilterOp } from '../catalog/filter-ops.ts';
+import { FILTER_OPERATORS } from '../catalog/filter-ops.ts';
 import type { CompareMode } from '../period/comparison-period.ts';
 import { type DateRange, type DateRangeProblem, parseDateRange } from '../period/date-range.ts';
 import { canonicalTimezone, DEFAULT_PERIOD, type PeriodName } from '../period/period.ts';
+import { ianaTimezone } from '../period/time-zones.ts';
 import type { Inclusion } from './query.schema.ts';
 import { LIMIT_CEILING } from './query.schema.ts';
+import { type FilterCondition, isGroup, type QueryFilter } from './query-filters.ts';
 
-export interface QueryFilter {
-  dimension: DimensionName;
-  op: FilterOp;
-  /** null: rows without this label (a task without a project). */
-  values: Array<string | null>;
-}
+export type { FilterCondition, FilterGroup, QueryFilter } from './query-filters.ts';
 
 export interface QueryOrder {
   field: MetricName | DimensionName;
@@ -41,6 +38,10 @@ export interface AnalyticsQuery {
   dimensions: DimensionName[];
   /** A named period, or the caller's `date_range`. */
   period: PeriodName | DateRange;
+  /**
+   * The zone's name as ClickHouse loads it (its IANA name where the engine knows it, else the
+   * older alias ICU resolves to); `ianaTimezone` gives the name the answer states.
+   */
   timezone: string;
   /** null: every business the caller may read. */
   business: string | null;
@@ -65,11 +66,7 @@ export interface ParseOptions {
 /** Checks what a JSON schema cannot express, reporting every problem at its own `loc`. */
 export function parseQuery(request: QueryRequest, options: ParseOptions = {}): AnalyticsQuery {
   const issues: ValidationIssue[] = [];
-  const intlZone = canonicalTimezone(request.timezone ?? 'UTC');
-  const resolvedZone =
-    intlZone !== null && (options.zones === undefined || options.zones.has(intlZone))
-      ? intlZone
-      : null;
+  const resolvedZone = engineZone(request.timezone ?? 'UTC', options.zones);
   const timezone = resolvedZone ?? 'UTC';
   if (resolvedZone === null) {
     issues.push({
@@ -90,22 +87,7 @@ export function parseQuery(request: QueryRequest, options: ParseOptions = {}): A
   }
   const filters = request.filters ?? [];
   filters.forEach((filter, i) => {
-    if (FILTER_OPERATORS[filter.op].oneValue && filter.values.length !== 1) {
-      issues.push({
-        loc: ['body', 'filters', i, 'values'],
-        msg: `Operator '${filter.op}' takes exactly one value`,
-        type: 'value_error',
-      });
-    }
-    if (noneLabel(filter.dimension) !== undefined) return;
-    filter.values.forEach((value, j) => {
-      if (value !== null) return;
-      issues.push({
-        loc: ['body', 'filters', i, 'values', j],
-        msg: `Every row has a '${filter.dimension}': null matches nothing here`,
-        type: 'value_error',
-      });
-    });
+    checkFilter(filter, ['body', 'filters', i], issues);
   });
   let period: PeriodName | DateRange = request.period ?? DEFAULT_PERIOD;
   if (request.date_range !== undefined) {
@@ -174,4 +156,63 @@ export function parseQuery(request: QueryRequest, options: ParseOptions = {}): A
     compare: request.compare ?? null,
     totals: request.include?.includes('totals') ?? false,
   };
+}
+
+/**
+ * The zone's name for ClickHouse, or null when Intl or the engine cannot load it. Intl resolves
+ * aliases to ICU's names, some older than IANA's (`Asia/Calcutta` for `Asia/Kolkata`); the IANA
+ * name is used where the engine loads it, the ICU one otherwise (an engine with older zone data).
+ */
+function engineZone(name: string, zones: ReadonlySet<string> | undefined): string | null {
+  const intlZone = canonicalTimezone(name);
+  if (intlZone === null) return null;
+  const loads = (zone: string) => zones === undefined || zones.has(zone);
+  const iana = ianaTimezone(intlZone);
+  if (loads(iana)) return iana;
+  return loads(intlZone) ? intlZone : null;
+}
+
+/** A filter element's rules the schema only publishes, each reported at its own `loc`. */
+function checkFilter(
+  filter: QueryFilter,
+  loc: Array<string | number>,
+  issues: ValidationIssue[],
+): void {
+  if (isGroup(filter)) {
+    filter.any.forEach((element, i) => {
+      checkFilter(element, [...loc, 'any', i], issues);
+    });
+    return;
+  }
+  checkCondition(filter, loc, issues);
+}
+
+function checkCondition(
+  filter: FilterCondition,
+  loc: Array<string | number>,
+  issues: ValidationIssue[],
+): void {
+  const operator = FILTER_OPERATORS[filter.op];
+  if (operator.oneValue && filter.values.length !== 1) {
+    issues.push({
+      loc: [...loc, 'values'],
+      msg: `Operator '${filter.op}' takes exactly one value`,
+      type: 'value_error',
+    });
+  }
+  filter.values.forEach((value, j) => {
+    if (operator.substring && (value === null || value === '')) {
+      issues.push({
+        loc: [...loc, 'values', j],
+        msg: `Operator '${filter.op}' takes non-empty text: a null label holds no text`,
+        type: 'value_error',
+      });
+    } else if (value === null && noneLabel(filter.dimension) === undefined) {
+      issues.push({
+        loc: [...loc, 'values', j],
+        msg: `Every row has a '${filter.dimension}': null matches nothing here`,
+        type: 'value_error',
+      });
+    }
+  });
 }

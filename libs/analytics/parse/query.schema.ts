@@ -2,7 +2,8 @@ import { enforcedInCode } from '../../http/json-schema.ts';
 import { digitRange, group } from '../../http/text-patterns.ts';
 import type { JsonSchema } from '../../http/validation.ts';
 import { DIMENSION_NAMES, METRIC_NAMES, noneLabel, TIME_DIMENSIONS } from '../catalog/catalog.ts';
-import { FILTER_OPERATORS, FILTER_OPS } from '../catalog/filter-ops.ts';
+import { FILTER_OPERATORS, FILTER_OPS, MAX_ANY_DEPTH } from '../catalog/filter-ops.ts';
+import { MAX_BUCKETS } from '../period/buckets.ts';
 import { COMPARE_MODES } from '../period/comparison-period.ts';
 import { PERIODS } from '../period/period.ts';
 
@@ -36,42 +37,96 @@ export const RANGE_DATE_TIME_PATTERN = `^${RANGE_YEARS}-[0-9]{2}-[0-9]{2}[Tt]([0
 export const TIMEZONE_PATTERN = '^[A-Za-z][A-Za-z0-9_+-]*(/[A-Za-z][A-Za-z0-9_+-]*){0,2}$';
 
 const ONE_VALUE_OPS = FILTER_OPS.filter((op) => FILTER_OPERATORS[op].oneValue);
+const SUBSTRING_OPS = FILTER_OPS.filter((op) => FILTER_OPERATORS[op].substring);
 const WITHOUT_NONE = DIMENSION_NAMES.filter((name) => noneLabel(name) === undefined);
+/** Elements of one `any` group at most: groups nest, and the conditions multiply with them. */
+export const MAX_ANY_ELEMENTS = 5;
 
-const filter: JsonSchema = {
-  type: 'object',
-  properties: {
-    dimension: { type: 'string', enum: DIMENSION_NAMES },
-    op: { type: 'string', enum: FILTER_OPS },
-    values: {
-      type: 'array',
-      // null: rows without the label (a task without a project).
-      items: { type: ['string', 'null'], maxLength: 200 },
-      minItems: 1,
-      maxItems: MAX_FILTER_VALUES,
-    },
+const conditionProperties = {
+  dimension: { type: 'string', enum: DIMENSION_NAMES },
+  op: { type: 'string', enum: FILTER_OPS },
+  values: {
+    type: 'array',
+    // null: rows without the label (a task without a project).
+    items: { type: ['string', 'null'], maxLength: 200 },
+    minItems: 1,
+    maxItems: MAX_FILTER_VALUES,
   },
+};
+
+// Each an implication, "A, then B", written as "not A, or B". A group has no `op` or
+// `dimension`, so each holds of it too.
+const conditionRules: JsonSchema = enforcedInCode({
+  allOf: [
+    {
+      anyOf: [
+        { not: { properties: { op: { enum: ONE_VALUE_OPS } } } },
+        { properties: { values: { maxItems: 1 } } },
+      ],
+    },
+    // null matches rows without the label: only dimensions that can lack one take it.
+    {
+      anyOf: [
+        { not: { properties: { dimension: { enum: WITHOUT_NONE } } } },
+        { properties: { values: { items: { type: 'string' } } } },
+      ],
+    },
+    // A substring is text: a null label holds none, and the empty text is in every label.
+    {
+      anyOf: [
+        { not: { properties: { op: { enum: SUBSTRING_OPS } } } },
+        { properties: { values: { items: { type: 'string', minLength: 1 } } } },
+      ],
+    },
+  ],
+});
+
+/** A condition alone: what a group at the deepest level holds. */
+const condition: JsonSchema = {
+  type: 'object',
+  description: 'Rows whose `dimension` compares with `values` by `op`.',
+  properties: conditionProperties,
   required: ['dimension', 'op', 'values'],
   additionalProperties: false,
-  ...enforcedInCode({
-    // Each an implication, "A, then B", written as "not A, or B".
-    allOf: [
-      {
-        anyOf: [
-          { not: { properties: { op: { enum: ONE_VALUE_OPS } } } },
-          { properties: { values: { maxItems: 1 } } },
-        ],
-      },
-      // null matches rows without the label: only dimensions that can lack one take it.
-      {
-        anyOf: [
-          { not: { properties: { dimension: { enum: WITHOUT_NONE } } } },
-          { properties: { values: { items: { type: 'string' } } } },
-        ],
-      },
-    ],
-  }),
+  ...conditionRules,
 };
+
+/**
+ * A filter element `depth` levels down (1: an item of `filters`): a condition, or
+ * `{"any": [element, …]}` whose elements are one level further down. Written out level by
+ * level rather than by reference, so the nesting limit is part of the schema; one object with
+ * both shapes' members (`if` a group, `then` only `any`, `else` a condition's three) keeps each
+ * problem at its own place, inside the group.
+ */
+const filterElement = (depth: number): JsonSchema => ({
+  type: 'object',
+  ...(depth === 1
+    ? {
+        description:
+          'A condition, or `{"any": [element, …]}`: rows passing any of its elements (groups nest 3 deep). `contains`/`not_contains` match part of a label, ignoring case; a null label contains nothing.',
+      }
+    : {}),
+  properties: {
+    ...conditionProperties,
+    any: {
+      type: 'array',
+      items: depth < MAX_ANY_DEPTH ? filterElement(depth + 1) : condition,
+      minItems: 1,
+      maxItems: MAX_ANY_ELEMENTS,
+    },
+  },
+  additionalProperties: false,
+  // Each branch names the members it requires (`true`: the schema above says what they hold).
+  if: { properties: { any: true }, required: ['any'] },
+  // biome-ignore lint/suspicious/noThenProperty: JSON Schema's if/then/else, never awaited.
+  then: { properties: { any: true }, required: ['any'], maxProperties: 1 },
+  else: {
+    properties: { dimension: true, op: true, values: true },
+    required: ['dimension', 'op', 'values'],
+  },
+  ...conditionRules,
+});
+const filter: JsonSchema = filterElement(1);
 
 const orderBy: JsonSchema = {
   type: 'object',
@@ -122,6 +177,7 @@ export const queryBodySchema = (maxRows: number = LIMIT_CEILING): JsonSchema => 
     },
     dimensions: {
       type: 'array',
+      description: `At most one time dimension, whose buckets in the period number at most ${MAX_BUCKETS.toLocaleString('en')} (more is a 422 \`too_many_buckets\`: choose a coarser one or a shorter period).`,
       items: { type: 'string', enum: DIMENSION_NAMES },
       maxItems: MAX_DIMENSIONS,
       uniqueItems: true,

@@ -1,6 +1,11 @@
 import { DIMENSIONS, timeDimension } from '../catalog/catalog.ts';
+import { knownLabelsStatement } from '../compile/known-labels.ts';
 import { compileOwnReads, type Statement, scansOf } from '../compile/own-reads.ts';
-import { type CompileOptions, compileQuery } from '../compile/query-compiler.ts';
+import {
+  type CompiledQuery,
+  type CompileOptions,
+  compileQuery,
+} from '../compile/query-compiler.ts';
 import type { AnalyticsQuery } from '../parse/query-parser.ts';
 import { stateBuckets, type TimeBucket, timeBuckets } from '../period/buckets.ts';
 import { type ComparisonPeriod, comparisonPeriod } from '../period/comparison-period.ts';
@@ -27,6 +32,11 @@ export interface QueryPlan {
   sources: SourceName[];
   rows: Statement;
   totals: Statement | null;
+  /**
+   * Which labels named by `eq`/`in` conditions the businesses ever had (`known-labels.ts`), for
+   * the `unknown_filter_value` warning; null without such a condition.
+   */
+  labels: CompiledQuery | null;
   comparison: {
     period: ComparisonPeriod;
     buckets: TimeBucket[] | null;
@@ -108,6 +118,7 @@ export function planQuery(
       series ? all : { rowLimit: query.limit ?? options.maxRows, offset: query.offset },
     ),
     totals: query.totals ? totalsOf(period, options.now) : null,
+    labels: knownLabelsStatement(query.filters, businesses),
     comparison: null,
   };
   if (query.compare === null) return plan;

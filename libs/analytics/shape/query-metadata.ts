@@ -1,10 +1,12 @@
 import { DIMENSIONS, METRICS } from '../catalog/catalog.ts';
+import { namedLabels } from '../parse/query-filters.ts';
 import type { AnalyticsQuery } from '../parse/query-parser.ts';
 import type { ResolvedPeriod } from '../period/period.ts';
+import { ianaTimezone } from '../period/time-zones.ts';
 import type { Freshness } from './answer-freshness.ts';
 
 export interface QueryWarning {
-  code: 'result_truncated' | 'partial_result' | 'stale_data';
+  code: 'result_truncated' | 'partial_result' | 'stale_data' | 'unknown_filter_value';
   message: string;
   [member: string]: unknown;
 }
@@ -21,6 +23,11 @@ export interface RunFacts {
   timeoutMs: number;
   freshness: Freshness;
   staleAfterMs: number;
+  /**
+   * What `knownLabelsStatement` answered: the labels named by `eq`/`in` conditions that the
+   * caller's businesses have had. Absent when it did not run (no such condition).
+   */
+  knownLabels?: ReadonlyArray<{ dimension: string; label: string }> | null;
 }
 
 /** Tells the caller plainly when the answer is cut short, incomplete or behind. */
@@ -48,6 +55,29 @@ export function queryWarnings(run: RunFacts): QueryWarning[] {
       lag_ms: run.freshness.lagMs,
     });
   }
+  warnings.push(...unknownFilterValues(run));
+  return warnings;
+}
+
+/**
+ * An `eq`/`in` value naming a label the business never had most often is a typo or another
+ * letter case (`Done` for `done`): its rows are missing from the answer without a word, so the
+ * caller is told, once per dimension, which values matched no label at all.
+ */
+function unknownFilterValues(run: RunFacts): QueryWarning[] {
+  if (!run.knownLabels) return [];
+  const known = new Set(run.knownLabels.map((row) => `${row.dimension}\u0000${row.label}`));
+  const warnings: QueryWarning[] = [];
+  for (const [dimension, values] of namedLabels(run.query.filters)) {
+    const unknown = values.filter((value) => !known.has(`${dimension}\u0000${value}`));
+    if (unknown.length === 0) continue;
+    warnings.push({
+      code: 'unknown_filter_value',
+      message: `No ${dimension} was ever named ${unknown.map((v) => `'${v}'`).join(', ')}: no row matches ${unknown.length === 1 ? 'it' : 'them'} (labels compare exactly, letter case included).`,
+      dimension,
+      values: unknown,
+    });
+  }
   return warnings;
 }
 
@@ -59,7 +89,7 @@ export function resolvedQuery(query: AnalyticsQuery, period: ResolvedPeriod) {
       name: period.name,
       from: period.from.toISOString(),
       to: period.to.toISOString(),
-      timezone: period.timezone,
+      timezone: ianaTimezone(period.timezone),
     },
     business: query.business,
     filters: query.filters,

@@ -1,4 +1,5 @@
 import { DIMENSIONS, type DimensionName, METRICS, needs } from '../catalog/catalog.ts';
+import { filterDimensions } from '../parse/query-filters.ts';
 import type { AnalyticsQuery } from '../parse/query-parser.ts';
 import type { ResolvedPeriod } from '../period/period.ts';
 import { offsetsAligned } from '../period/zone-offsets.ts';
@@ -40,7 +41,8 @@ function answers(
   if (query.metrics.some((name) => METRICS[name].sql.rollup === null)) return false;
   if (needs(query, 'completed_tasks') && !rollup.completions) return false;
   if (needs(query, 'blocked_at') && !rollup.blocked) return false;
-  const named = [...query.dimensions, ...query.filters.map((filter) => filter.dimension)];
+  // Any condition of a group counts: a rollup answers an OR only if it keeps every label in it.
+  const named = [...query.dimensions, ...filterDimensions(query.filters)];
   const labels = named.filter((name) => !DIMENSIONS[name].time);
   if (labels.some((name) => !(rollup.labels as readonly DimensionName[]).includes(name))) {
     return false;

@@ -1,5 +1,5 @@
 import { DIMENSIONS, type DimensionName, METRICS, type MetricName } from '../../catalog/catalog.ts';
-import type { QueryFilter } from '../../parse/query-parser.ts';
+import { filterConditions, type QueryFilter } from '../../parse/query-filters.ts';
 import type { SourceName } from '../../sources/rollups.ts';
 import { raw, type SqlValue } from './sql-value.ts';
 
@@ -26,7 +26,7 @@ export const readsState = (ctx: SourceContext) =>
 
 /** The labels a state query keeps: those it groups or filters by, time aside. */
 export const stateLabels = (ctx: SourceContext): DimensionName[] =>
-  [...ctx.dimensions, ...ctx.filters.map((filter) => filter.dimension)].filter(
+  [...ctx.dimensions, ...filterConditions(ctx.filters).map((filter) => filter.dimension)].filter(
     (name) => !DIMENSIONS[name].time,
   );
 

@@ -1,9 +1,9 @@
 import { DIMENSIONS, type DimensionName, METRICS, type MetricName } from '../../catalog/catalog.ts';
 import { FILTER_OPERATORS } from '../../catalog/filter-ops.ts';
-import type { QueryFilter } from '../../parse/query-parser.ts';
+import { type FilterCondition, foldFilters, type QueryFilter } from '../../parse/query-filters.ts';
 import { ATS, filterValues, STARTS } from './query-params.ts';
 import { onRollup, type SourceContext } from './source-context.ts';
-import { alias, ident, raw, type SqlValue, sql } from './sql-value.ts';
+import { alias, ident, or, raw, type SqlValue, sql } from './sql-value.ts';
 
 /*
  * One clause per dimension, filter and metric, each taken from the catalog: the only place
@@ -23,17 +23,30 @@ export const dimensionColumns = (ctx: SourceContext, instant: string): SqlValue[
 export const dimensionAt = (name: DimensionName, instant: string): SqlValue =>
   raw(DIMENSIONS[name].sql(instant));
 
-const operator = (filter: QueryFilter) => raw(FILTER_OPERATORS[filter.op].sql);
+/**
+ * A condition, bound as `f{i}`: `project = {f0:String}`, `status NOT IN {f1:Array(String)}`,
+ * `NOT multiSearchAnyCaseInsensitiveUTF8(assignee, {f2:Array(String)})` (part of the label, in
+ * any case; the empty label of a row without one holds no value's text).
+ */
+export function filterCondition(filter: FilterCondition, i: number, instant: string): SqlValue {
+  const operator = FILTER_OPERATORS[filter.op];
+  const column = dimensionAt(filter.dimension, instant);
+  const values = filterValues(i, filter.op);
+  if (!operator.substring) return sql`${column} ${raw(operator.sql)} ${values}`;
+  const found = sql`${raw(operator.sql)}(${column}, ${values})`;
+  return operator.negated ? sql`NOT ${found}` : found;
+}
 
 /**
- * The i-th filter: `project = {f0:String}`, `status NOT IN {f1:Array(String)}`. Its values
- * are bound by the compiler as `f{i}`, in the same order.
+ * Each top-level filter's condition; a group is its elements' conditions joined by OR, in
+ * parentheses. Conditions are numbered in pre-order, as the compiler binds their values.
  */
-export const filterCondition = (filter: QueryFilter, i: number, instant: string): SqlValue =>
-  sql`${dimensionAt(filter.dimension, instant)} ${operator(filter)} ${filterValues(i, filter.op)}`;
-
 export const filterConditions = (filters: QueryFilter[], instant: string): SqlValue[] =>
-  filters.map((filter, i) => filterCondition(filter, i, instant));
+  foldFilters(
+    filters,
+    (condition, i) => filterCondition(condition, i, instant),
+    (elements) => sql`(${or(elements)})`,
+  );
 
 /**
  * A metric as `source` computes it, `countIf(kind = 'task_created') AS tasks_created` (facts)
