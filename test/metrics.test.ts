@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { ROLLUP_NAMES } from '../libs/analytics/sources/rollups.ts';
 import { createLogger } from '../libs/observability/logger.ts';
 import { useCairn } from './support/cairn.ts';
 import { waitFor } from './support/engines.ts';
@@ -46,6 +47,14 @@ describe('GET /metrics and request logs after real traffic', () => {
       });
       return res.body?.metadata?.total_rows === 2;
     });
+    // Asked again with nothing new projected: answered from the cache, and labelled so.
+    await waitFor(async () => {
+      const res = await http(cairn.url, 'POST', '/api/v1/query', {
+        body: query,
+        headers: cairn.auth,
+      });
+      return res.body?.metadata?.cache === 'hit';
+    });
 
     // Both businesses answering does not mean all three facts are in: wait for the third.
     const scrape = await waitFor(async () => {
@@ -79,6 +88,23 @@ describe('GET /metrics and request logs after real traffic', () => {
     expect(
       sampleValue(samples, 'cairn_analytics_query_duration_seconds_count', { outcome: 'ok' }),
     ).toBeGreaterThan(0);
+    // Labelled by what answered: a table (never a raw value) and the cache result.
+    const answered = samples.filter(
+      (s) => s.name === 'cairn_analytics_query_duration_seconds_count' && s.value > 0,
+    );
+    expect(answered.some((s) => s.labels.cache === 'miss' && s.labels.source !== 'none')).toBe(
+      true,
+    );
+    expect(answered.some((s) => s.labels.cache === 'hit')).toBe(true);
+    for (const { labels } of answered) {
+      expect(['facts', 'none', ...ROLLUP_NAMES]).toContain(labels.source);
+      expect(['hit', 'miss', 'coalesced', 'none']).toContain(labels.cache);
+    }
+    // A fresh installation's rollups hold every fact; nothing needed filling.
+    for (const rollup of ROLLUP_NAMES) {
+      expect(sampleValue(samples, 'cairn_rollups_complete', { rollup })).toBe(1);
+    }
+    expect(sampleValue(samples, 'cairn_rollup_fill_facts_total')).toBe(0);
     expect(sampleValue(samples, 'cairn_analytics_rows_read_total')).toBeGreaterThan(0);
     expect(sampleValue(samples, 'cairn_analytics_bytes_read_total')).toBeGreaterThan(0);
     expect(

@@ -325,6 +325,8 @@ describe('a real Prometheus scraping a real Cairn, with the rules and the dashbo
       'Outbox backlog',
       'Facts projected',
       'Projector batches',
+      'Rollups complete',
+      'Rollup fill',
       'Event loop lag',
       'Memory',
       'Uptime and restarts',

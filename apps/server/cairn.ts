@@ -24,7 +24,9 @@ import { openFreshness } from '../../libs/projection/freshness-memo.ts';
 import { InsertPacing } from '../../libs/projection/insert-pacing.ts';
 import {
   batchObserver,
+  fillObserver,
   registerProjectionGauges,
+  registerRollupGauges,
 } from '../../libs/projection/projection-metrics.ts';
 import {
   type RunningProjector,
@@ -99,7 +101,15 @@ export async function startCairn(options: CairnOptions): Promise<Cairn> {
   const clickhouse = engines.clickhouse.client;
   registerProjectionGauges(metrics, { db, queue: engines.queue, now });
   const rollups = await new RollupBuilds(clickhouse).start();
-  const backfill = await startRollupBackfill({ config, db, clickhouse, rollups, logger });
+  registerRollupGauges(metrics, rollups);
+  const backfill = await startRollupBackfill({
+    config,
+    db,
+    clickhouse,
+    rollups,
+    logger,
+    onProgress: fillObserver(metrics),
+  });
 
   let projector: RunningProjector | undefined;
   if (config.role !== 'api') {

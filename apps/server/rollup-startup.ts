@@ -23,6 +23,8 @@ export async function startRollupBackfill(deps: {
   clickhouse: ClickHouseClient;
   rollups: RollupBuilds;
   logger: Logger;
+  /** Told the progress too, for the fill metric. */
+  onProgress?: (progress: { done: number; total: number }) => void;
 }): Promise<RollupBackfill> {
   const missing = await rollupsNeedingBackfill(deps.rollups);
   if (missing.length === 0) return { stop: async () => {} };
@@ -42,6 +44,7 @@ export async function startRollupBackfill(deps: {
     rollups: missing,
     signal: abort.signal,
     onProgress: ({ done, total }) => {
+      deps.onProgress?.({ done, total });
       if (Date.now() - lastLog < 5_000 && done < total) return;
       lastLog = Date.now();
       deps.logger.info({ done, total }, 'filling rollups from facts; queries read facts meanwhile');

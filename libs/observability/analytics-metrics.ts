@@ -3,7 +3,11 @@ import type { CairnMetrics } from './metrics.ts';
 
 interface QueryAnswer {
   warnings?: Array<{ code?: unknown }>;
+  metadata?: { source?: unknown; cache?: unknown };
 }
+
+/** A label from the answer's metadata; `none` where the answer has none (catalog, exports). */
+const labelOf = (value: unknown): string => (typeof value === 'string' ? value : 'none');
 
 /**
  * Wraps the analytics routes so every answer feeds the duration and warning families. It reads
@@ -19,14 +23,18 @@ export function instrumentAnalyticsRoutes(routes: Route[], metrics: CairnMetrics
       const stop = duration.startTimer();
       try {
         const result = await route.handle(input);
-        stop({ outcome: 'ok' });
         const answer = (result.body ?? {}) as QueryAnswer;
+        stop({
+          outcome: 'ok',
+          source: labelOf(answer.metadata?.source),
+          cache: labelOf(answer.metadata?.cache),
+        });
         for (const warning of answer.warnings ?? []) {
           if (typeof warning.code === 'string') warnings.inc({ code: warning.code });
         }
         return result;
       } catch (error) {
-        stop({ outcome: 'error' });
+        stop({ outcome: 'error', source: 'none', cache: 'none' });
         throw error;
       }
     },

@@ -14,7 +14,7 @@ export interface CairnMetrics {
   readonly idempotencyReplays: client.Counter;
   readonly httpDuration: client.Histogram<'method' | 'route' | 'status'>;
   readonly analytics: {
-    readonly duration: client.Histogram<'outcome'>;
+    readonly duration: client.Histogram<'outcome' | 'source' | 'cache'>;
     readonly rowsRead: client.Counter;
     readonly statements: client.Counter;
     readonly bytesRead: client.Counter;
@@ -24,6 +24,7 @@ export interface CairnMetrics {
     readonly batchFacts: client.Histogram;
     readonly batchDuration: client.Histogram;
     readonly factsProjected: client.Counter;
+    readonly rollupFillFacts: client.Counter;
   };
 }
 
@@ -58,8 +59,8 @@ export function createMetrics(role: string): CairnMetrics {
     analytics: {
       duration: new client.Histogram({
         name: 'cairn_analytics_query_duration_seconds',
-        help: 'Time to answer POST /api/v1/query, by outcome (ok or error).',
-        labelNames: ['outcome'] as const,
+        help: 'Time to answer an analytics request, by outcome (ok or error), the source that answered (a table, or none) and the cache result (hit, miss, coalesced or none).',
+        labelNames: ['outcome', 'source', 'cache'] as const,
         buckets: SECONDS,
         registers,
       }),
@@ -101,6 +102,11 @@ export function createMetrics(role: string): CairnMetrics {
       factsProjected: new client.Counter({
         name: 'cairn_projector_facts_projected_total',
         help: 'Facts this process projected into ClickHouse (a re-sent batch counts again).',
+        registers,
+      }),
+      rollupFillFacts: new client.Counter({
+        name: 'cairn_rollup_fill_facts_total',
+        help: 'Facts this process read to fill rollups that did not hold them yet (the replay of blocked changes reads them again).',
         registers,
       }),
     },

@@ -1,10 +1,12 @@
 import client from 'prom-client';
+import { ROLLUP_NAMES } from '../analytics/sources/rollups.ts';
 import type { CairnMetrics } from '../observability/metrics.ts';
 import type { Db } from '../storage/database.ts';
 import type { JobQueue } from '../storage/queue.ts';
 import { countUnprojected, loadCheckpoint } from './outbox-reader.ts';
 import { projectionFreshness } from './projection-freshness.ts';
 import { FACTS_CHECKPOINT, type ProjectorDeps } from './projector.ts';
+import type { RollupBuilds } from './rollup-builds.ts';
 
 /**
  * Gauges read at scrape time (`collect()`), so they are true for the whole deployment, not just
@@ -73,5 +75,34 @@ export function batchObserver(metrics: CairnMetrics): NonNullable<ProjectorDeps[
     metrics.projector.batchFacts.observe(facts);
     metrics.projector.batchDuration.observe(seconds);
     metrics.projector.factsProjected.inc(facts);
+  };
+}
+
+/**
+ * Which rollups hold every fact (1) and which are still being filled (0): queries that could
+ * use a rollup at 0 read facts instead, slower. Read from what `rollup_builds` says, so every
+ * process shows the deployment's state.
+ */
+export function registerRollupGauges(metrics: CairnMetrics, rollups: RollupBuilds): void {
+  new client.Gauge({
+    name: 'cairn_rollups_complete',
+    help: 'Whether each rollup holds every fact (1) or is not filled yet (0).',
+    labelNames: ['rollup'] as const,
+    registers: [metrics.registry],
+    collect() {
+      const ready = rollups.ready();
+      for (const rollup of ROLLUP_NAMES) this.set({ rollup }, ready.has(rollup) ? 1 : 0);
+    },
+  });
+}
+
+/** The backfill's progress hook: counts the facts read since the last report. */
+export function fillObserver(
+  metrics: CairnMetrics,
+): (progress: { done: number; total: number }) => void {
+  let counted = 0;
+  return ({ done }) => {
+    if (done > counted) metrics.projector.rollupFillFacts.inc(done - counted);
+    counted = Math.max(counted, done);
   };
 }
