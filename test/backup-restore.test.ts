@@ -206,5 +206,23 @@ describe('backup under writes, restore into a new data directory', () => {
     expect(
       (await http(target.url, 'GET', '/api/v1/tokens', { headers: source.master })).status,
     ).toBe(200);
+
+    // With no server holding it, the CLI copies the data directory itself.
+    await target.close();
+    const again = path.join(scratch, 'again');
+    const direct = await cli(restoredDir, 'backup', '--to', again);
+    expect(direct.stdout).toContain(
+      `Backed up ${gids.size} tasks, ${totals.outbox} outbox facts, ${totals.outbox} ClickHouse facts`,
+    );
+
+    // A damaged copy is refused before anything is restored.
+    const postgresFile = path.join(again, 'postgres.tar.gz');
+    await fs.appendFile(postgresFile, 'x');
+    const damagedInto = path.join(scratch, 'damaged');
+    const damaged = await failureOf(cli(damagedInto, 'restore', '--from', again));
+    expect(damaged?.stderr).toContain(
+      `The backup in ${again} is damaged: postgres.tar.gz does not match its manifest`,
+    );
+    await expect(fs.readdir(damagedInto)).rejects.toMatchObject({ code: 'ENOENT' });
   }, 300_000);
 });

@@ -3,13 +3,7 @@ import path from 'node:path';
 import type { ClickHouseClient } from '@clickhouse/client';
 import { type Kysely, sql } from 'kysely';
 import { DEMO_TOKEN_FILE, MASTER_KEY_FILE } from '../auth/master-key.ts';
-import { loadCheckpoint, type Position } from '../projection/outbox-reader.ts';
-import {
-  FACTS_CHECKPOINT,
-  holdLiveProjector,
-  projectBatch,
-  releaseLiveProjector,
-} from '../projection/projector.ts';
+import { projectBatch } from '../projection/projector.ts';
 import type { Database } from '../storage/database.ts';
 import type { Postgres } from '../storage/postgres.ts';
 import {
@@ -20,6 +14,7 @@ import {
   describeFile,
   writeManifest,
 } from './backup-manifest.ts';
+import { holdProjector } from './projector-hold.ts';
 
 export const POSTGRES_FILE = 'postgres.tar.gz';
 
@@ -59,27 +54,22 @@ export async function takeBackup(input: BackupInput): Promise<BackupManifest> {
   const step = (what: string) => input.onProgress?.({ done: ++done, total, what });
   input.onProgress?.({ done, total, what: 'holding the projector' });
 
-  // A hold expires after 30 s unless renewed (so a crashed backup cannot stop projection).
-  await holdLiveProjector(db, new Date());
-  const renew = setInterval(() => {
-    holdLiveProjector(db, new Date()).catch(() => {});
-  }, 5_000);
+  const held = await holdProjector(db, {
+    settleMs: input.settleMs,
+    finishPending: () => projectBatch({ db, clickhouse, batchSize: 1 }),
+  });
   try {
-    const cursor = await settledCheckpoint(db, clickhouse, input.settleMs ?? 60_000);
+    const cursor = held.cursor;
     step('projector held');
     const clickhouseFiles: BackupManifest['clickhouse'] = [];
     for (const table of tables) {
       clickhouseFiles.push(await exportTable(clickhouse, to, table));
       step(`ClickHouse ${table}`);
     }
-    const taken = await snapshot(async (session) => ({
-      checkpoint: await loadCheckpoint(session, FACTS_CHECKPOINT),
-      ...(await postgresCounts(session)),
-    }));
-    const { checkpoint } = taken.read;
-    if (checkpoint.pending || !samePosition(checkpoint.cursor, cursor)) {
-      throw new Error('The projector moved while it was held; run the backup again.');
-    }
+    const taken = await snapshot(async (session) => {
+      await held.verify(session);
+      return { at: new Date(), ...(await postgresCounts(session)) };
+    });
     await fs.writeFile(
       path.join(to, POSTGRES_FILE),
       Buffer.from(await taken.tarball.arrayBuffer()),
@@ -94,7 +84,8 @@ export async function takeBackup(input: BackupInput): Promise<BackupManifest> {
       format: BACKUP_FORMAT,
       format_version: BACKUP_FORMAT_VERSION,
       cairn_version: await cairnVersion(),
-      created_at: new Date().toISOString(),
+      // The backup's instant: Postgres as copied, ClickHouse as of its checkpoint.
+      created_at: taken.read.at.toISOString(),
       checkpoint: { xid: String(cursor.xid), id: Number(cursor.id) },
       postgres: {
         ...(await describeFile(to, POSTGRES_FILE)),
@@ -107,9 +98,19 @@ export async function takeBackup(input: BackupInput): Promise<BackupManifest> {
     };
     await writeManifest(to, manifest);
     return manifest;
+  } catch (error) {
+    // The directory was empty: whatever is in it now is this unfinished backup's.
+    await emptyDirectory(to);
+    throw error;
   } finally {
-    clearInterval(renew);
-    await releaseLiveProjector(db);
+    await held.release();
+  }
+}
+
+/** Removes everything inside `dir`, keeping `dir` itself. */
+export async function emptyDirectory(dir: string): Promise<void> {
+  for (const entry of await fs.readdir(dir).catch(() => [])) {
+    await fs.rm(path.join(dir, entry), { recursive: true, force: true });
   }
 }
 
@@ -120,35 +121,6 @@ async function prepareTarget(to: string): Promise<void> {
   if (entries.length > 0) {
     throw new Error(`The backup directory ${to} is not empty; name a new or empty directory.`);
   }
-}
-
-/**
- * The checkpoint with no batch pending. A batch saved as pending before the hold is finished
- * here (the same rows under the same deduplication token as the projector would send, so it
- * lands once even if the live projector finishes it too).
- */
-async function settledCheckpoint(
-  db: Kysely<Database>,
-  clickhouse: ClickHouseClient,
-  settleMs: number,
-): Promise<Position> {
-  const deadline = Date.now() + settleMs;
-  for (;;) {
-    const checkpoint = await db
-      .transaction()
-      .execute((trx) => loadCheckpoint(trx, FACTS_CHECKPOINT, true));
-    if (!checkpoint.pending) return checkpoint.cursor;
-    if (Date.now() > deadline) {
-      throw new Error(
-        'The projector did not finish its batch in flight (is ClickHouse failing?); run the backup again.',
-      );
-    }
-    await projectBatch({ db, clickhouse, batchSize: 1 }).catch(() => 0);
-  }
-}
-
-function samePosition(a: Position, b: Position): boolean {
-  return String(a.xid) === String(b.xid) && Number(a.id) === Number(b.id);
 }
 
 async function postgresCounts(db: Kysely<Database>) {

@@ -8,7 +8,7 @@ import { migrateClickHouse, openClickHouse } from '../storage/clickhouse.ts';
 import { openPostgres } from '../storage/postgres.ts';
 import { migratePostgres } from '../storage/postgres-migrations.ts';
 import { type BackupManifest, readManifest } from './backup-manifest.ts';
-import type { LifecycleProgress } from './embedded-backup.ts';
+import { emptyDirectory, type LifecycleProgress } from './embedded-backup.ts';
 
 export interface RestoreInput {
   /** The backup directory. */
@@ -29,6 +29,17 @@ export interface RestoreInput {
 export async function restoreBackup(input: RestoreInput): Promise<BackupManifest> {
   await requireEmpty(input.dataDir);
   const manifest = await readManifest(input.from);
+  try {
+    await restoreInto(input, manifest);
+    return manifest;
+  } catch (error) {
+    // It was empty: a half-restored directory must not pass for an installation.
+    await emptyDirectory(input.dataDir);
+    throw error;
+  }
+}
+
+async function restoreInto(input: RestoreInput, manifest: BackupManifest): Promise<void> {
   const total = manifest.clickhouse.length + 2;
   let done = 0;
   const step = (what: string) => input.onProgress?.({ done: ++done, total, what });
@@ -91,7 +102,6 @@ export async function restoreBackup(input: RestoreInput): Promise<BackupManifest
     await fs.copyFile(path.join(input.from, key.file), target);
     await fs.chmod(target, 0o600);
   }
-  return manifest;
 }
 
 async function requireEmpty(dataDir: string): Promise<void> {
