@@ -49,7 +49,7 @@ describe('backup of a server installation: projector hold, ClickHouse, then pg_d
     })();
     const projector = (async () => {
       while (!stop) {
-        if ((await drainOutbox({ db, clickhouse: ch.client, batchSize: 7 })) === 0) {
+        if ((await drainOutbox({ db, clickhouse: ch.client, batchSize: 50 })) === 0) {
           await new Promise((resolve) => setImmediate(resolve));
         }
       }
@@ -163,5 +163,5 @@ describe('backup of a server installation: projector hold, ClickHouse, then pg_d
     expect((await ids.json<{ fact_id: number }>()).map((row) => Number(row.fact_id))).toEqual(
       outbox.map((row) => Number(row.id)),
     );
-  }, 180_000);
+  }, 300_000);
 });
