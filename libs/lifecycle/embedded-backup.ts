@@ -152,7 +152,7 @@ async function exportTable(
   dir: string,
   table: string,
 ): Promise<BackupManifest['clickhouse'][number]> {
-  const file = `clickhouse-${table}.native`;
+  const file = `clickhouse-${table}.native.zst`;
   const full = path.join(dir, file);
   await clickhouse.command({
     query: `INSERT INTO FUNCTION file({file:String}, 'Native') SELECT * FROM {table:Identifier}`,

@@ -123,6 +123,14 @@ function expectSame(what: string, found: number, expected: number): void {
   }
 }
 
+const ONE_BLOCK_AT_A_TIME = {
+  max_threads: 1,
+  max_insert_threads: '1',
+  max_block_size: '65536',
+  min_insert_block_size_rows: '65536',
+  min_insert_block_size_bytes: '16777216',
+} as const;
+
 type Client = Awaited<ReturnType<typeof openClickHouse>>['client'];
 
 async function materializedViews(client: Client): Promise<string[]> {
@@ -151,8 +159,13 @@ async function loadTable(
   if (saved.rows > 0) {
     await client.command({
       query: `INSERT INTO {table:Identifier} SELECT * FROM file({file:String}, 'Native')`,
-      // Every row once, as saved: identical blocks of a rollup must not be taken for a retry.
-      clickhouse_settings: { insert_deduplicate: 0 },
+      clickhouse_settings: {
+        // Every row once, as saved: identical blocks of a rollup must not be taken for a retry.
+        insert_deduplicate: 0,
+        // Small blocks, one at a time: a rollup's aggregate states are large, and a restore
+        // should not need several times the memory the installation runs in.
+        ...ONE_BLOCK_AT_A_TIME,
+      },
       query_params: { table: saved.table, file: path.resolve(from, saved.file) },
     });
   }
