@@ -13,6 +13,8 @@ import type { Config } from '../../libs/config/config.ts';
 import { type BodyCheckOptions, BodyChecks } from '../../libs/http/body-checks.ts';
 import type { Route } from '../../libs/http/route.ts';
 import { Idempotency } from '../../libs/idempotency/idempotency.ts';
+import { openControlChannel } from '../../libs/lifecycle/control-channel.ts';
+import { takeBackup } from '../../libs/lifecycle/embedded-backup.ts';
 import {
   engineReads,
   instrumentAnalyticsRoutes,
@@ -274,6 +276,20 @@ export async function startCairn(options: CairnOptions): Promise<Cairn> {
   const unadvertise = config.embedded.postgres
     ? await advertiseServer(config.dataDir, url)
     : undefined;
+  // Only the holder of embedded engines can copy them: `cli backup` asks it here.
+  const control =
+    config.embedded.postgres && config.embedded.clickhouse
+      ? await openControlChannel(config.dataDir, {
+          backup: (to, onProgress) =>
+            takeBackup({
+              postgres: engines.postgres,
+              clickhouse,
+              dataDir: config.dataDir,
+              to,
+              onProgress,
+            }),
+        })
+      : undefined;
 
   return {
     config,
@@ -292,6 +308,7 @@ export async function startCairn(options: CairnOptions): Promise<Cairn> {
       // ahead of them finish: the drain then waits only for what is already running.
       capacity.admission.close();
       await unadvertise?.();
+      await control?.close();
       await http.drain();
       await bodyChecks.close();
       await projector?.stop();

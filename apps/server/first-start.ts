@@ -1,5 +1,6 @@
 import fs from 'node:fs/promises';
 import path from 'node:path';
+import { DEMO_TOKEN_FILE } from '../../libs/auth/master-key.ts';
 import { SCOPES } from '../../libs/auth/principal.ts';
 import { issueToken } from '../../libs/auth/token.service.ts';
 import type { Config } from '../../libs/config/config.ts';
@@ -8,7 +9,6 @@ import { wakeProjector } from '../../libs/projection/projector-jobs.ts';
 import type { Cairn } from './cairn.ts';
 import { type DemoSummary, HISTORY_DAYS, loadDemoDataset } from './first-start-dataset.ts';
 
-export const DEMO_TOKEN_FILE = 'demo.token';
 const CATCH_UP_DEADLINE_MS = 60_000;
 
 /**

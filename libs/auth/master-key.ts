@@ -12,6 +12,8 @@ export interface MasterKey {
 }
 
 export const MASTER_KEY_FILE = 'master.key';
+/** The first start's demo token, kept beside the data like the master key. */
+export const DEMO_TOKEN_FILE = 'demo.token';
 
 /**
  * CAIRN_MASTER_KEY wins. Without it, an embedded deployment (no DATABASE_URL) generates a key

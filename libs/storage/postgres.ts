@@ -26,6 +26,14 @@ export interface Postgres {
    * so a subscriber must not rely on anything it learned before a `false`.
    */
   listen(channel: string, handlers: ListenHandlers): Promise<Listening>;
+  /**
+   * PGlite only (undefined on a server): `read` runs and the data directory is copied as a
+   * gzipped tarball while this process holds PGlite's one session, so no other statement runs
+   * and no transaction is open in between: what `read` saw is exactly what the copy holds.
+   */
+  readonly snapshot?: <T>(
+    read: (db: Kysely<Database>) => Promise<T>,
+  ) => Promise<{ read: T; tarball: Blob }>;
   close(): Promise<void>;
 }
 
@@ -33,6 +41,8 @@ export interface PostgresOptions {
   /** A postgres:// URL for a server; without it, PGlite keeps its files in `dataDir`. */
   url?: string | undefined;
   dataDir?: string;
+  /** PGlite only: a new `dataDir` starts from this tarball (`snapshot`'s) instead of initdb. */
+  loadDataDir?: Blob;
   poolSize?: number;
   // Unset, the three below take config's defaults (POSTGRES_DEFAULTS), as a caller without a
   // Config (a test, a bench) wants them.
@@ -51,7 +61,7 @@ export async function openPostgres(options: PostgresOptions): Promise<Postgres> 
   // One process per embedded data directory (see pglite-lock.ts); the CLI relies on this.
   const unlock =
     !options.url && options.dataDir ? await lockDataDir(`${options.dataDir}.lock`) : undefined;
-  const pglite = options.url ? undefined : await openPGlite(options.dataDir);
+  const pglite = options.url ? undefined : await openPGlite(options.dataDir, options.loadDataDir);
   const dialect = pglite ? new PGliteDialect(pglite) : serverDialect(options);
   const db = new Kysely<Database>({ dialect });
   return {
@@ -70,6 +80,15 @@ export async function openPostgres(options: PostgresOptions): Promise<Postgres> 
       }
       return listenOnServer(options.url as string, channel, handlers);
     },
+    snapshot: pglite
+      ? (read) =>
+          db.connection().execute(async (session) => {
+            const seen = await read(session);
+            // Written out first, the copy needs no WAL replay when it is opened.
+            await sql`checkpoint`.execute(session);
+            return { read: seen, tarball: await pglite.dumpDataDir('gzip') };
+          })
+      : undefined,
     async close() {
       await db.destroy();
       await unlock?.();
@@ -124,8 +143,12 @@ function createPool(
   return pool;
 }
 
-async function openPGlite(dataDir: string | undefined): Promise<PGlite> {
+async function openPGlite(dataDir: string | undefined, loadDataDir?: Blob): Promise<PGlite> {
   if (dataDir) await fs.mkdir(path.dirname(dataDir), { recursive: true });
   // Extensions the migrations create must be bundled here; a server has them from contrib.
-  return PGlite.create(dataDir, { parsers: pgParsers, extensions: { pg_trgm } });
+  return PGlite.create(dataDir, {
+    parsers: pgParsers,
+    extensions: { pg_trgm },
+    ...(loadDataDir ? { loadDataDir } : {}),
+  });
 }

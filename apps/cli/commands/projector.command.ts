@@ -1,10 +1,13 @@
+import { spawn } from 'node:child_process';
 import type { Command } from 'commander';
 import type { Config } from '../../../libs/config/config.ts';
 import { loadConfig } from '../../../libs/config/config.ts';
+import { holdProjector } from '../../../libs/lifecycle/projector-hold.ts';
 import { rebuildFacts } from '../../../libs/projection/rebuild.ts';
 import { backfillRollups } from '../../../libs/projection/rollup-backfill.ts';
 import { RollupBuilds } from '../../../libs/projection/rollup-builds.ts';
 import { openEngines } from '../../../libs/storage/engines.ts';
+import { openPostgres } from '../../../libs/storage/postgres.ts';
 import { refuseWhileServerRuns, requireDataDir } from '../data-directory.ts';
 import { progressBar } from '../progress-bar.ts';
 
@@ -108,4 +111,59 @@ export function registerProjector(program: Command): void {
         await engines.close();
       }
     });
+  projector
+    .command('hold')
+    .description(
+      'Hold every live projector still (after the batch in flight), run <command> and release: ' +
+        'ClickHouse and Postgres copied meanwhile agree (server backups, docs/operations.md). ' +
+        'The command sees the checkpoint as CAIRN_HELD_CHECKPOINT.',
+    )
+    .argument('<command...>', 'the command and its arguments, after --')
+    .action(async (command: string[]) => {
+      const config = loadConfig();
+      const use = { postgres: true, clickhouse: false };
+      await requireDataDir(config, use);
+      await refuseWhileServerRuns(
+        config,
+        use,
+        'on embedded engines `backup` holds the projector inside the server.',
+      );
+      const pg = await openPostgres({
+        url: config.databaseUrl,
+        dataDir: config.dataPaths.postgres,
+        timeouts: config.postgresTimeouts,
+      });
+      try {
+        const held = await holdProjector(pg.db);
+        const checkpoint = `${held.cursor.xid}.${held.cursor.id}`;
+        let code: number | null;
+        try {
+          process.stderr.write(`Projector held at checkpoint ${checkpoint}.\n`);
+          code = await runChild(command, { CAIRN_HELD_CHECKPOINT: checkpoint });
+          await held.verify();
+        } finally {
+          await held.release();
+        }
+        if (code !== 0) {
+          throw new Error(
+            `${command[0]} exited with ${code ?? 'a signal'}; the projector is released.`,
+          );
+        }
+        process.stdout.write(
+          `Ran ${command[0]} with the projector held at checkpoint ${checkpoint}; released.\n`,
+        );
+      } finally {
+        await pg.close();
+      }
+    });
+}
+
+/** Runs a command with this terminal; resolves with its exit code (null after a signal). */
+function runChild(command: string[], env: Record<string, string>): Promise<number | null> {
+  const [file = '', ...args] = command;
+  return new Promise((resolve, reject) => {
+    const child = spawn(file, args, { stdio: 'inherit', env: { ...process.env, ...env } });
+    child.once('error', reject);
+    child.once('exit', (code) => resolve(code));
+  });
 }
