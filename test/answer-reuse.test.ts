@@ -335,6 +335,25 @@ describe('answer sharing between callers', () => {
     expect(second).toMatchObject({ status: 'fulfilled', value: { reuse: 'miss' } });
   });
 
+  it('ends a waiting caller’s wait when its own client leaves; the first caller goes on', async () => {
+    const reuse = new AnswerReuse(null);
+    let finish!: () => void;
+    const held = new Promise<void>((resolve) => {
+      finish = resolve;
+    });
+    const compute = async () => {
+      await held;
+      return lasting({ ok: true });
+    };
+    const first = reuse.answer('k', 1_000, compute);
+    const leaving = new AbortController();
+    const waiter = reuse.answer('k', 1_000, compute, { signal: leaving.signal });
+    leaving.abort();
+    await expect(waiter).rejects.toMatchObject({ code: 'unavailable' });
+    finish();
+    expect((await first).reuse).toBe('miss');
+  });
+
   it('neither joins nor looks up for a caller asking for a fresh answer', async () => {
     const reuse = new AnswerReuse(new ResultCache(new MemoryResultStore(1 << 20)));
     let runs = 0;

@@ -176,7 +176,7 @@ export async function runQuery(
         queryRun.close();
       }
     },
-    { fresh: !useCache },
+    { fresh: !useCache, signal: ctx.signal },
   );
   return shapeAnswer(deps, plan, parts, { now, started, freshness, reuse });
 }

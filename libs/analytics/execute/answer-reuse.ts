@@ -1,4 +1,5 @@
 import { createHash } from 'node:crypto';
+import { AppError } from '../../http/errors.ts';
 import type { ResultCache } from './result-cache.ts';
 
 /** What one query's statements answered, kept with the span of clock readings it holds for. */
@@ -16,6 +17,18 @@ export type Reuse = 'hit' | 'miss' | 'coalesced';
 interface Found<P> {
   lasting: Lasting<P>;
   stored: boolean;
+}
+
+/** `work`, or the signal's abort as a cancelled request (what an admission wait answers). */
+function untilAborted<T>(work: Promise<T>, signal: AbortSignal | undefined): Promise<T> {
+  if (!signal) return work;
+  const cancelled = () => new AppError('unavailable', 'The request was cancelled.');
+  if (signal.aborted) return Promise.reject(cancelled());
+  return new Promise<T>((resolve, reject) => {
+    const onAbort = () => reject(cancelled());
+    signal.addEventListener('abort', onAbort, { once: true });
+    work.then(resolve, reject).finally(() => signal.removeEventListener('abort', onAbort));
+  });
 }
 
 const holdsAt = (lasting: Lasting<unknown>, now: number) =>
@@ -52,12 +65,16 @@ export class AnswerReuse {
     key: string,
     now: number,
     compute: () => Promise<Lasting<P> & { store: boolean }>,
-    { fresh = false }: { fresh?: boolean } = {},
+    { fresh = false, signal }: { fresh?: boolean; signal?: AbortSignal } = {},
   ): Promise<{ parts: P; reuse: Reuse }> {
     const running = fresh ? undefined : (this.inFlight.get(key) as Promise<Found<P>> | undefined);
     if (running) {
-      // The first caller's failure (its client gone, its budget spent) is not this one's.
-      const shared = await running.catch(() => undefined);
+      // The first caller's failure (its client gone, its budget spent) is not this one's; this
+      // one's client leaving ends its own wait, whatever the first caller's.
+      const shared = await untilAborted(
+        running.catch(() => undefined),
+        signal,
+      );
       if (shared && holdsAt(shared.lasting, now)) {
         if (!shared.stored) this.cache?.coalesced();
         return { parts: shared.lasting.parts, reuse: shared.stored ? 'hit' : 'coalesced' };
