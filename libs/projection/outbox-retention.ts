@@ -48,7 +48,7 @@ export async function readRetention(db: Db, lock = false): Promise<RetentionStat
 
 /**
  * Records where the live projector's cursor stands now, at most once per `period / 1000`, and
- * forgets marks older than the one the period bounds pruning by.
+ * forgets marks older than the one the period bounds pruning by (so about a thousand are kept).
  */
 async function markCursor(db: Db, days: number, now: Date): Promise<void> {
   const spacingMs = (days * DAY_MS) / MARKS_PER_PERIOD;
@@ -58,6 +58,9 @@ async function markCursor(db: Db, days: number, now: Date): Promise<void> {
       and not exists (select 1 from outbox_retention_marks
         where marked_at > ${new Date(now.getTime() - spacingMs)}::timestamptz)
     on conflict (marked_at) do nothing`.execute(db);
+  await sql`delete from outbox_retention_marks where marked_at < (
+      select max(marked_at) from outbox_retention_marks
+      where marked_at <= ${new Date(now.getTime() - days * DAY_MS)}::timestamptz)`.execute(db);
 }
 
 /**
@@ -117,13 +120,6 @@ export async function pruneOutbox(options: PruneOptions): Promise<number> {
     await sql`update outbox_retention set horizon_xid = ${last.xid}::xid8,
         horizon_id = ${last.id}, max_removed_id = ${maxId},
         removed = removed + ${positions.length}, updated_at = ${now}`.execute(trx);
-    if (options.days > 0) {
-      await sql`delete from outbox_retention_marks where marked_at < (
-          select max(marked_at) from outbox_retention_marks
-          where marked_at <= ${new Date(now.getTime() - options.days * DAY_MS)}::timestamptz)`.execute(
-        trx,
-      );
-    }
     return positions.length;
   });
 }
