@@ -25,6 +25,10 @@ import { createMetrics } from '../../libs/observability/metrics.ts';
 import { openFreshness } from '../../libs/projection/freshness-memo.ts';
 import { InsertPacing } from '../../libs/projection/insert-pacing.ts';
 import {
+  type RunningRetention,
+  startOutboxRetention,
+} from '../../libs/projection/outbox-retention.ts';
+import {
   batchObserver,
   fillObserver,
   registerProjectionGauges,
@@ -88,6 +92,9 @@ export interface Cairn {
   close(): Promise<void>;
 }
 
+/** Facts the outbox retention removes per transaction: a few milliseconds of locks each. */
+const RETENTION_BATCH = 1_000;
+
 /** Wires engines, the projector and the HTTP API for the configured role, and starts them. */
 export async function startCairn(options: CairnOptions): Promise<Cairn> {
   const { config } = options;
@@ -114,6 +121,7 @@ export async function startCairn(options: CairnOptions): Promise<Cairn> {
   });
 
   let projector: RunningProjector | undefined;
+  let retention: RunningRetention | undefined;
   if (config.role !== 'api') {
     projector = await startProjector(
       engines.queue,
@@ -128,6 +136,15 @@ export async function startCairn(options: CairnOptions): Promise<Cairn> {
       },
       config.projectorPollMs,
     );
+    retention = startOutboxRetention({
+      db,
+      days: config.outboxRetentionDays,
+      // Days of retention are wall-clock days, whatever clock the use cases are given.
+      batchSize: RETENTION_BATCH,
+      // With no retention period, facts go about as soon as they are projected.
+      intervalMs: config.outboxRetentionDays === 0 ? 1_000 : 60_000,
+      onError: (error) => logger.warn({ err: error }, 'outbox retention: a round failed'),
+    });
   }
 
   const masterKey = await resolveMasterKey({
@@ -311,6 +328,7 @@ export async function startCairn(options: CairnOptions): Promise<Cairn> {
       await control?.close();
       await http.drain();
       await bodyChecks.close();
+      await retention?.stop();
       await projector?.stop();
       await backfill.stop();
       await rollups.close();

@@ -76,6 +76,11 @@ export interface Config {
   readonly projectorBatchSize: number;
   /** After a batch smaller than the batch size, how long the projector gathers before the next. */
   readonly projectorLingerMs: number;
+  /**
+   * Days a fact stays in the outbox after it has been projected (0: removed as soon as it is);
+   * ClickHouse's facts keep it, and a rebuild reads it from there.
+   */
+  readonly outboxRetentionDays: number;
   readonly logLevel: string;
   /** Browser origins allowed to call the API (CORS); `*` allows any. Empty: none. */
   readonly corsOrigins: readonly string[];
@@ -354,6 +359,7 @@ export function loadConfig(env: Env = process.env): Config {
     projectorPollMs: integer('CAIRN_PROJECTOR_POLL_MS', 500, 10, 60_000),
     projectorBatchSize: integer('CAIRN_PROJECTOR_BATCH_SIZE', 5_000, 1, 100_000),
     projectorLingerMs: integer('CAIRN_PROJECTOR_LINGER_MS', 500, 0, 10_000),
+    outboxRetentionDays: integer('CAIRN_OUTBOX_RETENTION_DAYS', 7, 0, 36_500),
     logLevel,
     corsOrigins: Object.freeze(corsOrigins),
     postgresTimeouts: Object.freeze({

@@ -41,6 +41,8 @@ export interface ProjectorLog {
 }
 
 export const FACTS_CHECKPOINT = 'facts';
+/** The checkpoint a rebuild projects under (rebuild.ts); outbox retention waits for it too. */
+export const REBUILD_CHECKPOINT = 'facts_rebuild';
 
 /**
  * A rebuild's swap may only run between two live batches. Under a steady stream of writes the

@@ -4,12 +4,14 @@ import { ROLLUP_NAMES } from '../analytics/sources/rollups.ts';
 import type { Database } from '../storage/database.ts';
 import { toFactRow } from './fact-rows.ts';
 import { countUnprojected, loadCheckpoint, type Position, readBatch } from './outbox-reader.ts';
+import { comparePositions, readRetention } from './outbox-retention.ts';
 import {
   dedupToken,
   FACTS_CHECKPOINT,
   holdLiveProjector,
   insertFacts,
   projectNext,
+  REBUILD_CHECKPOINT,
   releaseLiveProjector,
 } from './projector.ts';
 import { fillRollups, resetRollups } from './rollup-backfill.ts';
@@ -17,7 +19,10 @@ import { RollupBuilds } from './rollup-builds.ts';
 
 /** The table a rebuild fills, and its checkpoint; after the swap it holds the old facts, then goes. */
 export const REBUILD_TABLE = 'facts_rebuild';
-export const REBUILD_CHECKPOINT = 'facts_rebuild';
+export { REBUILD_CHECKPOINT };
+
+/** Where the pruned facts are copied out of `facts` before the ones still in the outbox are left out. */
+const RETAINED_TABLE = 'facts_retained';
 
 const SWAP_ATTEMPTS = 200;
 /** Facts the live projector may be ahead by for the swap to copy them while holding it still. */
@@ -37,7 +42,7 @@ export interface RebuildOptions {
 }
 
 /**
- * Re-projects every outbox fact into a fresh table and swaps it in for `facts` atomically
+ * Re-projects every fact into a fresh table and swaps it in for `facts` atomically
  * (EXCHANGE TABLES), while the live projector and queries carry on against the old table.
  *
  * The swap is the delicate part. It happens inside a Postgres transaction that holds the live
@@ -49,6 +54,10 @@ export interface RebuildOptions {
  * Under a steady stream of writes the outbox is never empty, so the rebuild does not wait for
  * that: it stops draining at its first short batch, and the swap itself copies the few facts
  * the live projector got to meanwhile, while it holds the live projector still.
+ *
+ * Facts the outbox retention has removed exist only in `facts` now, the durable history: they
+ * are copied from there (see `copyPrunedFacts`), and the rebuild projects the outbox from the
+ * retention horizon on.
  */
 export async function rebuildFacts(options: RebuildOptions): Promise<{ facts: number }> {
   const { db, clickhouse } = options;
@@ -58,8 +67,9 @@ export async function rebuildFacts(options: RebuildOptions): Promise<{ facts: nu
   await clickhouse.command({ query: `CREATE TABLE ${REBUILD_TABLE} AS facts` });
   await db.deleteFrom('projector_checkpoints').where('name', '=', REBUILD_CHECKPOINT).execute();
 
-  let total = await countUnprojected(db, { xid: '0', id: 0 });
-  let projected = 0;
+  const pruned = await startAtRetentionHorizon(db, now());
+  let projected = await copyPrunedFacts(db, clickhouse, pruned);
+  let total = projected + (await countUnprojected(db, pruned.horizon));
   options.onProgress?.({ projected, total });
   const deps = {
     db,
@@ -148,9 +158,70 @@ async function swapIfCaughtUp(
   });
 }
 
-function comparePositions(a: Position, b: Position): number {
-  const xa = BigInt(a.xid);
-  const xb = BigInt(b.xid);
-  if (xa !== xb) return xa < xb ? -1 : 1;
-  return Math.sign(Number(a.id) - Number(b.id));
+/**
+ * Creates the rebuild's checkpoint at the retention horizon, holding the retention row so no
+ * pruning batch moves the horizon meanwhile. From then on pruning waits for this checkpoint too
+ * (outbox-retention.ts): nothing the rebuild has yet to read leaves the outbox.
+ */
+async function startAtRetentionHorizon(
+  db: Kysely<Database>,
+  now: Date,
+): Promise<{ horizon: Position; maxRemovedId: number }> {
+  return db.transaction().execute(async (trx) => {
+    const state = await readRetention(trx, true);
+    await trx
+      .insertInto('projector_checkpoints')
+      .values({
+        name: REBUILD_CHECKPOINT,
+        cursor_xid: state.horizon.xid,
+        cursor_id: state.horizon.id,
+        updated_at: now,
+      })
+      .execute();
+    return state;
+  });
+}
+
+/**
+ * Copies the facts the outbox no longer holds from `facts` into the rebuild's table and returns
+ * how many. They all have ids up to `maxRemovedId`, but so may a few facts still in the outbox
+ * (a transaction that took its ids early and committed after the horizon); those are left out,
+ * as the rebuild projects them from the outbox. The candidates are copied aside first and the
+ * outbox read after: a fact in the copy was committed before it, so the read sees it.
+ */
+async function copyPrunedFacts(
+  db: Kysely<Database>,
+  clickhouse: ClickHouseClient,
+  pruned: { horizon: Position; maxRemovedId: number },
+): Promise<number> {
+  if (pruned.maxRemovedId === 0) return 0;
+  const settings = { insert_deduplicate: 0 } as const;
+  await clickhouse.command({ query: `DROP TABLE IF EXISTS ${RETAINED_TABLE}` });
+  await clickhouse.command({ query: `CREATE TABLE ${RETAINED_TABLE} AS facts` });
+  try {
+    await clickhouse.command({
+      query: `INSERT INTO ${RETAINED_TABLE} SELECT * FROM facts WHERE fact_id <= {max:UInt64}`,
+      query_params: { max: pruned.maxRemovedId },
+      clickhouse_settings: settings,
+    });
+    const kept = await db
+      .selectFrom('outbox')
+      .select('id')
+      .where('id', '<=', pruned.maxRemovedId)
+      .execute();
+    await clickhouse.command({
+      query: `INSERT INTO ${REBUILD_TABLE} SELECT * FROM ${RETAINED_TABLE}
+        WHERE fact_id NOT IN {kept:Array(UInt64)}`,
+      query_params: { kept: kept.map((row) => Number(row.id)) },
+      clickhouse_settings: settings,
+    });
+    const counted = await clickhouse.query({
+      query: `SELECT count() AS n FROM ${REBUILD_TABLE}`,
+      format: 'JSONEachRow',
+    });
+    const [row] = await counted.json<{ n: string }>();
+    return Number(row?.n ?? 0);
+  } finally {
+    await clickhouse.command({ query: `DROP TABLE IF EXISTS ${RETAINED_TABLE}` });
+  }
 }

@@ -28,8 +28,9 @@ export function registerProjector(program: Command): void {
   projector
     .command('rebuild')
     .description(
-      'Re-project every outbox fact into a fresh ClickHouse table and swap it in atomically; ' +
-        'queries and the live projector keep running meanwhile.',
+      'Rebuild facts in a fresh ClickHouse table (facts the outbox retention removed are copied ' +
+        'from the old one, every other fact re-projected from the outbox) and swap it in ' +
+        'atomically; queries and the live projector keep running meanwhile.',
     )
     .option('--batch-size <facts>', 'facts per ClickHouse insert', '20000')
     .action(async (options: { batchSize: string }) => {
