@@ -267,7 +267,7 @@ describe('GET /api/v1/businesses/{business}/dimensions/{dimension}/values', () =
   }, 90_000);
 
   it('lists values most used first, by prefix without regard to case, bounded', async () => {
-    const res = await get(path('project', '?prefix=AP&period=today&limit=5'));
+    const res = await get(path('project', '?prefix=AP&period=last_7_days&limit=5'));
     expect(res.status).toBe(200);
     expect(res.body.data).toEqual([
       { value: 'apex', facts: 2 },
@@ -279,7 +279,7 @@ describe('GET /api/v1/businesses/{business}/dimensions/{dimension}/values', () =
       prefix: 'AP',
       limit: 5,
       row_count: 2,
-      period: { name: 'today', timezone: 'UTC' },
+      period: { name: 'last_7_days', timezone: 'UTC' },
     });
     expect(res.body.metadata.source).toMatch(/^rollup_|^facts$/);
     const one = await get(path('project', '?limit=1'));
