@@ -203,7 +203,8 @@ const PROSE_RULES: ProseRule[] = [
   {
     name: 'timezone is an IANA zone',
     applies: (seen) => {
-      const zone = bodyOf(seen)?.timezone;
+      const zone =
+        bodyOf(seen)?.timezone ?? seen.req.query.find(([name]) => name === 'timezone')?.[1];
       if (typeof zone !== 'string') return false;
       try {
         new Intl.DateTimeFormat('en', { timeZone: zone });
@@ -212,7 +213,8 @@ const PROSE_RULES: ProseRule[] = [
         return true;
       }
     },
-    documented: (seen) => /IANA/.test(memberText(seen, 'timezone')),
+    documented: (seen) =>
+      /IANA/.test(memberText(seen, 'timezone')) || /IANA/.test(paramText(seen, 'timezone')),
   },
 ];
 

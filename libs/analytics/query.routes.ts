@@ -1,27 +1,19 @@
-import { allowedBusinesses } from '../auth/principal.ts';
 import { negotiate } from '../http/content-negotiation.ts';
 import { single } from '../http/envelope.ts';
 import { ValidationError } from '../http/errors.ts';
 import { defineRoute, type RequestContext, type Route, type RouteResult } from '../http/route.ts';
 import { answerEtag } from './answer-etag.ts';
+import { queryContext } from './caller-context.ts';
 import { queryCatalog } from './catalog-view.ts';
+import { dimensionValuesRoute } from './dimension-values.routes.ts';
 import { ANSWER_TYPES, type ExportFormat } from './export-format.ts';
 import { queryBodySchema } from './parse/query.schema.ts';
 import type { QueryRequest } from './parse/query-parser.ts';
 import { TooManyBucketsError } from './period/buckets.ts';
-import {
-  type AnalyticsDeps,
-  type QueryContext,
-  type QueryResponse,
-  runQuery,
-} from './query.service.ts';
+import { type AnalyticsDeps, type QueryResponse, runQuery } from './query.service.ts';
 import { exportQuery } from './query-export.ts';
 import { inUrl, queryInUrlSchema, readQ } from './query-in-url.ts';
 import { catalogResponse, queryResponse } from './query-response.schema.ts';
-
-/** `Cache-Control: no-cache` (or `no-store`) asks for an answer computed afresh. */
-const bypassesCache = (header: string | undefined): boolean =>
-  header !== undefined && /(^|,)\s*no-(cache|store)\s*(,|=|$)/i.test(header);
 
 /**
  * A domain error of the query, placed in the request that caused it: only the route knows
@@ -34,16 +26,6 @@ function inRequest(error: unknown, body: QueryRequest): unknown {
     return ValidationError.at(loc, error.message, 'too_many_buckets');
   }
   return error;
-}
-
-function queryContext(ctx: RequestContext): QueryContext {
-  const businesses = allowedBusinesses(ctx.principal);
-  return {
-    signal: ctx.signal,
-    businesses: businesses === null ? null : [...businesses],
-    principal: ctx.principal.kind === 'token' ? `token:${ctx.principal.id}` : 'master',
-    useCache: !bypassesCache(ctx.headers['cache-control']),
-  };
 }
 
 /** Runs a checked query for the caller, its domain errors placed in the body. */
@@ -182,5 +164,6 @@ export function queryRoutes(deps: AnalyticsDeps): Route[] {
         return { body: single(queryCatalog(), ctx.requestId) };
       },
     }),
+    dimensionValuesRoute(deps),
   ];
 }
