@@ -343,7 +343,9 @@ describe('the published document and the service agree on what is valid', () => 
   function hintsFor(gids: string[], tokenIds: string[], cursors: string[]) {
     const table: Record<string, readonly unknown[]> = {
       gid: gids,
-      dependency_gid: gids,
+      // Only tasks that are dependencies in the pool: with gid drawn apart, a pair names an
+      // edge often enough that a removal succeeds at every seed.
+      dependency_gid: gids.slice(1, 3),
       dependencies: gids.flatMap((a) => [[a], ...gids.filter((b) => b !== a).map((b) => [a, b])]),
       'dependencies[]': gids,
       offset: cursors,
@@ -509,7 +511,9 @@ describe('the published document and the service agree on what is valid', () => 
       if (failures.some((f) => f.startsWith(`${label}:`))) continue;
       if (
         tally.valid < RUNS / 10 ||
-        (constrained(op) && tally.invalid < RUNS / 10) ||
+        // Few inputs of some operations can be wrong (two gids in a path): about one case in
+        // seven is, so one in ten would fail now and then by chance alone.
+        (constrained(op) && tally.invalid < RUNS / 20) ||
         tally.reached === 0
       ) {
         failures.push(`${label}: generator too weak: ${JSON.stringify(tally)}`);
