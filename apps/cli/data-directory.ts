@@ -53,7 +53,7 @@ export async function announceNewDataDir(config: Config, use: EngineUse): Promis
  * The live process other than this one holding an embedded engine in DATA_DIR: chDB keeps its
  * pid in `ch/status` while it runs, PGlite's lock file (pglite-lock.ts) holds its owner's.
  */
-async function holderOf(config: Config, use: EngineUse): Promise<number | undefined> {
+export async function holderOf(config: Config, use: EngineUse): Promise<number | undefined> {
   const files: Array<[string, RegExp]> = [];
   if (use.clickhouse && config.embedded.clickhouse) {
     files.push([path.join(config.dataPaths.clickhouse, 'status'), /^PID:\s*(\d+)/m]);

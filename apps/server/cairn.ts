@@ -10,6 +10,8 @@ import { type MasterKey, resolveMasterKey } from '../../libs/auth/master-key.ts'
 import { openTokenCache } from '../../libs/auth/token-cache.ts';
 import { tokenRoutes } from '../../libs/auth/tokens.routes.ts';
 import type { Config } from '../../libs/config/config.ts';
+import { erasureRoutes } from '../../libs/erasure/erasure.routes.ts';
+import { ErasureRunner } from '../../libs/erasure/erasure-runner.ts';
 import { type BodyCheckOptions, BodyChecks } from '../../libs/http/body-checks.ts';
 import type { Route } from '../../libs/http/route.ts';
 import { Idempotency } from '../../libs/idempotency/idempotency.ts';
@@ -151,6 +153,15 @@ export async function startCairn(options: CairnOptions): Promise<Cairn> {
     breakerObserver,
   });
   const rateLimits = { ...DEFAULT_RATE_LIMITS, ...options.rateLimits };
+  const erasureDeps = {
+    db,
+    clickhouse,
+    cluster: config.clickhouseCluster,
+    now,
+    masterKeys,
+    batchSize: config.projectorBatchSize,
+  };
+  const erasures = new ErasureRunner(erasureDeps, logger);
   const routes =
     config.role === 'projector'
       ? []
@@ -167,6 +178,7 @@ export async function startCairn(options: CairnOptions): Promise<Cairn> {
             },
             revoked: () => tokens.cache.clear(),
           }),
+          ...erasureRoutes({ erasure: erasureDeps, run: (business) => erasures.run(business) }),
           ...taskRoutes(
             { db, now, wakeProjector: wake },
             { maxListDepth: config.taskListMaxDepth },
@@ -257,6 +269,8 @@ export async function startCairn(options: CairnOptions): Promise<Cairn> {
     server.once('listening', resolve);
     server.once('error', reject);
   });
+  // Erasures a stopped or crashed process left running carry on (the API role runs them).
+  if (config.role !== 'projector') await erasures.resume();
   const address = server.address() as AddressInfo;
   const host = address.address.includes(':') ? `[${address.address}]` : address.address;
   const url = `http://${host}:${address.port}`;
@@ -284,6 +298,7 @@ export async function startCairn(options: CairnOptions): Promise<Cairn> {
       await unadvertise?.();
       await http.drain();
       await bodyChecks.close();
+      await erasures.stop();
       await projector?.stop();
       await backfill.stop();
       await rollups.close();

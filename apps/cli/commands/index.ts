@@ -1,4 +1,5 @@
 import type { Command } from 'commander';
+import { registerBusinesses } from './businesses.command.ts';
 import { registerDemo } from './demo.command.ts';
 import { registerMigrate } from './migrate.command.ts';
 import { registerProjector } from './projector.command.ts';
@@ -10,4 +11,5 @@ export const COMMANDS: Array<(program: Command) => void> = [
   registerTokens,
   registerDemo,
   registerProjector,
+  registerBusinesses,
 ];
