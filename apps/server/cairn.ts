@@ -274,10 +274,12 @@ export async function startCairn(options: CairnOptions): Promise<Cairn> {
   const address = server.address() as AddressInfo;
   const host = address.address.includes(':') ? `[${address.address}]` : address.address;
   const url = `http://${host}:${address.port}`;
-  // Embedded engines: the CLI finds this server here and works through it (tokens commands).
-  const unadvertise = config.embedded.postgres
-    ? await advertiseServer(config.dataDir, url)
-    : undefined;
+  // Embedded engines: the CLI finds this server here and works through it (tokens commands,
+  // and an erasure, which needs ClickHouse too).
+  const unadvertise =
+    config.embedded.postgres || config.embedded.clickhouse
+      ? await advertiseServer(config.dataDir, url)
+      : undefined;
 
   return {
     config,

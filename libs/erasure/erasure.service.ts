@@ -113,6 +113,7 @@ export async function runErasure(deps: ErasureDeps, business: string): Promise<E
     });
   report();
   while (index < ERASURE_STEPS.length) {
+    checkAborted(deps);
     const step = ERASURE_STEPS[index] as ErasureStep;
     const counts = await STEPS[step](deps, business, row);
     index += 1;
