@@ -160,6 +160,9 @@ export async function startCairn(options: CairnOptions): Promise<Cairn> {
     now,
     masterKeys,
     batchSize: config.projectorBatchSize,
+    clearCachedAnswers: async () => {
+      await capacity.cache?.clear();
+    },
   };
   const erasures = new ErasureRunner(erasureDeps, logger);
   const routes =

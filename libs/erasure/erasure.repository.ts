@@ -76,11 +76,16 @@ export async function markErasure(
     .execute();
 }
 
+/**
+ * Records that the erasure has reached `step` (`done`: finished), adding `counts`. Only forward
+ * in `order`: should two instances run the same erasure, the slower never moves it back.
+ */
 export async function saveStep(
   db: Db,
   business: string,
   step: string,
   now: Date,
+  order: readonly string[],
   counts: Partial<Pick<ErasureRow, 'tokens_revoked' | 'tasks_deleted' | 'facts_deleted'>> = {},
 ): Promise<void> {
   await db
@@ -98,6 +103,10 @@ export async function saveStep(
     })
     .where('business', '=', business)
     .where('status', '=', 'running')
+    .where(
+      sql<boolean>`coalesce(array_position(${order}::text[], step), 0)
+        <= array_position(${order}::text[], ${step}::text)`,
+    )
     .execute();
 }
 

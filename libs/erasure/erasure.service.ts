@@ -39,6 +39,7 @@ export const ERASURE_STEPS = [
   'cache',
 ] as const;
 export type ErasureStep = (typeof ERASURE_STEPS)[number];
+const STEP_ORDER: readonly string[] = [...ERASURE_STEPS, 'done'];
 
 const TASKS_AT_ONCE = 2_000;
 const OUTBOX_IDS_AT_ONCE = 50_000;
@@ -63,6 +64,11 @@ export interface ErasureDeps {
   masterKeys: readonly string[];
   /** Facts per batch when the erasure finishes a projector's batch itself. */
   batchSize: number;
+  /**
+   * Empties this process's result cache (in Redis, the one every instance shares), where the
+   * business's answers would otherwise rest, never served again, until evicted.
+   */
+  clearCachedAnswers?: () => Promise<void>;
   /** How often a wait looks again. @defaultValue 50 ms */
   pollMs?: number;
   /** Aborted: the erasure stops after the slice in hand; it resumes from its step later. */
@@ -94,7 +100,7 @@ export async function startErasure(
     const now = deps.now();
     await markErasure(trx, business, ERASURE_STEPS[0], now);
     const revoked = await removeFromTokens(trx, business, now);
-    await saveStep(trx, business, ERASURE_STEPS[0], now, { tokens_revoked: revoked });
+    await saveStep(trx, business, ERASURE_STEPS[0], now, STEP_ORDER, { tokens_revoked: revoked });
   });
   return 'started';
 }
@@ -117,7 +123,14 @@ export async function runErasure(deps: ErasureDeps, business: string): Promise<E
     const step = ERASURE_STEPS[index] as ErasureStep;
     const counts = await STEPS[step](deps, business, row);
     index += 1;
-    await saveStep(deps.db, business, ERASURE_STEPS[index] ?? 'done', deps.now(), counts);
+    await saveStep(
+      deps.db,
+      business,
+      ERASURE_STEPS[index] ?? 'done',
+      deps.now(),
+      STEP_ORDER,
+      counts,
+    );
     report();
   }
   return (await findErasure(deps.db, business)) as ErasureRow;
@@ -218,6 +231,7 @@ const STEPS: Record<ErasureStep, Step> = {
     // Cached answers are keyed on the projection watermark: moving it retires every one of them,
     // in this process, in Redis, and in every other instance.
     await advanceWatermark(deps.db);
+    await deps.clearCachedAnswers?.();
     return undefined;
   },
 };
