@@ -11,8 +11,8 @@ import {
   startErasure,
 } from '../libs/erasure/erasure.service.ts';
 import { readBatch } from '../libs/projection/outbox-reader.ts';
-import { useCairn } from './support/cairn.ts';
-import { waitFor } from './support/engines.ts';
+import { startTestCairn, useCairn } from './support/cairn.ts';
+import { testConfig, waitFor } from './support/engines.ts';
 import { http } from './support/http.ts';
 
 const run = promisify(execFile);
@@ -446,4 +446,93 @@ describe('erasing a business', () => {
       stderr: expect.stringContaining('Business never-was has no data and was never erased.'),
     });
   }, 180_000);
+});
+
+describe('erasing a business from the CLI with no server running', () => {
+  it('erases straight on the engines, and a server started afterwards finds nothing of it', async () => {
+    const setup = await testConfig({ CAIRN_MASTER_KEY: MASTER_KEY });
+    try {
+      const first = await startTestCairn({ config: setup.config, businesses: ['offline-gone'] });
+      const kept = await first.token({ businesses: ['offline-kept'] });
+      for (const [business, headers] of [
+        ['offline-gone', first.auth],
+        ['offline-kept', kept],
+      ] as const) {
+        for (let i = 0; i < 4; i++) {
+          const res = await http(first.url, 'POST', '/api/v1/tasks', {
+            body: { business, name: `t${i}`, project: 'p' },
+            headers,
+          });
+          expect(res.status).toBe(201);
+        }
+      }
+      await waitFor(
+        async () => {
+          const [row] = await (
+            await first.engines.clickhouse.client.query({
+              query: 'SELECT count() AS n FROM facts',
+              format: 'JSONEachRow',
+            })
+          ).json<{ n: number }>();
+          return Number(row?.n) === 8;
+        },
+        { timeoutMs: 60_000 },
+      );
+      const before = await http(first.url, 'POST', '/api/v1/query', {
+        body: { metrics: ['tasks_created'], dimensions: ['project'], period: 'all_time' },
+        headers: kept,
+      });
+      await first.close();
+
+      const { stdout, stderr } = await run(
+        TSX,
+        ['apps/cli/main.ts', 'businesses', 'erase', 'offline-gone'],
+        {
+          env: {
+            ...process.env,
+            DATA_DIR: setup.config.dataDir,
+            DATABASE_URL: setup.config.databaseUrl ?? '',
+            REDIS_URL: setup.config.redisUrl ?? '',
+            CAIRN_MASTER_KEY: MASTER_KEY,
+            LOG_LEVEL: 'silent',
+          },
+        },
+      );
+      expect(stdout).toMatch(
+        /^Erased business offline-gone: 4 tasks, \d+ ClickHouse rows, 1 tokens revoked\.\n$/,
+      );
+      expect(stderr).toContain('8/8 steps');
+
+      const second = await startTestCairn({ config: setup.config, issueToken: false });
+      try {
+        const status = await http(second.url, 'GET', '/api/v1/businesses/offline-gone/erasure', {
+          headers: second.master,
+        });
+        expect(status.body.data).toMatchObject({ status: 'done', tasks_deleted: 4 });
+        const { rows } = await sql<{ n: string }>`
+          select (select count(*) from tasks where business = ${'offline-gone'})
+            + (select count(*) from outbox where business = ${'offline-gone'}) as n`.execute(
+          second.db,
+        );
+        expect(Number(rows[0]?.n)).toBe(0);
+        const [row] = await (
+          await second.engines.clickhouse.client.query({
+            query: 'SELECT count() AS n FROM facts WHERE business = {business:String}',
+            query_params: { business: 'offline-gone' },
+            format: 'JSONEachRow',
+          })
+        ).json<{ n: number }>();
+        expect(Number(row?.n)).toBe(0);
+        const after = await http(second.url, 'POST', '/api/v1/query', {
+          body: { metrics: ['tasks_created'], dimensions: ['project'], period: 'all_time' },
+          headers: kept,
+        });
+        expect(after.body.data).toEqual(before.body.data);
+      } finally {
+        await second.close();
+      }
+    } finally {
+      await setup.cleanup();
+    }
+  }, 240_000);
 });
