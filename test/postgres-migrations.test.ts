@@ -22,6 +22,7 @@ const DECLARED: { [Table in keyof Database]: true } = {
   server_secrets: true,
   api_tokens: true,
   projector_checkpoints: true,
+  business_erasures: true,
 };
 
 describe('Postgres migrations on a server', () => {

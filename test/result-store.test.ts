@@ -25,6 +25,11 @@ async function expectBoundedLru(store: ResultStore) {
   // More than a quarter of the bound is not kept at all.
   expect(await store.set('huge', 'y'.repeat(251))).toBe(0);
   expect(await store.get('huge')).toBeUndefined();
+  // Cleared: nothing is found, and the whole bound is free again.
+  await store.clear();
+  for (const gone of ['k0', 'k4', 'k9', 'k10', 'big'])
+    expect(await store.get(gone)).toBeUndefined();
+  for (let i = 0; i < 10; i++) expect(await store.set(`c${i}`, entry(String(i)))).toBe(0);
 }
 
 describe('result stores', () => {

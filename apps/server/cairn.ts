@@ -10,6 +10,8 @@ import { type MasterKey, resolveMasterKey } from '../../libs/auth/master-key.ts'
 import { openTokenCache } from '../../libs/auth/token-cache.ts';
 import { tokenRoutes } from '../../libs/auth/tokens.routes.ts';
 import type { Config } from '../../libs/config/config.ts';
+import { erasureRoutes } from '../../libs/erasure/erasure.routes.ts';
+import { ErasureRunner } from '../../libs/erasure/erasure-runner.ts';
 import { type BodyCheckOptions, BodyChecks } from '../../libs/http/body-checks.ts';
 import type { Route } from '../../libs/http/route.ts';
 import { Idempotency } from '../../libs/idempotency/idempotency.ts';
@@ -180,6 +182,18 @@ export async function startCairn(options: CairnOptions): Promise<Cairn> {
     breakerObserver,
   });
   const rateLimits = { ...DEFAULT_RATE_LIMITS, ...options.rateLimits };
+  const erasureDeps = {
+    db,
+    clickhouse,
+    cluster: config.clickhouseCluster,
+    now,
+    masterKeys,
+    batchSize: config.projectorBatchSize,
+    clearCachedAnswers: async () => {
+      await capacity.cache?.clear();
+    },
+  };
+  const erasures = new ErasureRunner(erasureDeps, logger);
   const routes =
     config.role === 'projector'
       ? []
@@ -196,6 +210,7 @@ export async function startCairn(options: CairnOptions): Promise<Cairn> {
             },
             revoked: () => tokens.cache.clear(),
           }),
+          ...erasureRoutes({ erasure: erasureDeps, run: (business) => erasures.run(business) }),
           ...taskRoutes(
             { db, now, wakeProjector: wake },
             { maxListDepth: config.taskListMaxDepth },
@@ -286,13 +301,17 @@ export async function startCairn(options: CairnOptions): Promise<Cairn> {
     server.once('listening', resolve);
     server.once('error', reject);
   });
+  // Erasures a stopped or crashed process left running carry on (the API role runs them).
+  if (config.role !== 'projector') await erasures.resume();
   const address = server.address() as AddressInfo;
   const host = address.address.includes(':') ? `[${address.address}]` : address.address;
   const url = `http://${host}:${address.port}`;
-  // Embedded engines: the CLI finds this server here and works through it (tokens commands).
-  const unadvertise = config.embedded.postgres
-    ? await advertiseServer(config.dataDir, url)
-    : undefined;
+  // Embedded engines: the CLI finds this server here and works through it (tokens commands,
+  // and an erasure, which needs ClickHouse too).
+  const unadvertise =
+    config.embedded.postgres || config.embedded.clickhouse
+      ? await advertiseServer(config.dataDir, url)
+      : undefined;
   // Only the holder of embedded engines can copy them: `cli backup` asks it here.
   const control =
     config.embedded.postgres && config.embedded.clickhouse
@@ -328,6 +347,7 @@ export async function startCairn(options: CairnOptions): Promise<Cairn> {
       await control?.close();
       await http.drain();
       await bodyChecks.close();
+      await erasures.stop();
       await retention?.stop();
       await projector?.stop();
       await backfill.stop();

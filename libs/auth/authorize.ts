@@ -21,7 +21,7 @@ export function authorize(route: Pick<Route, 'scope'>, principal: Principal): vo
   }
   if (route.scope === 'master') {
     if (principal.kind === 'master') return;
-    throw new AppError('forbidden', 'Only the master key may manage tokens.', {
+    throw new AppError('forbidden', 'Only the master key may do this (tokens, erasures).', {
       members: { required: 'master_key' },
     });
   }
@@ -34,9 +34,13 @@ export function authorize(route: Pick<Route, 'scope'>, principal: Principal): vo
     );
   }
   if (principal.kind === 'master') {
-    throw new AppError('forbidden', 'The master key is accepted only by the token endpoints.', {
-      members: { required_scope: route.scope },
-    });
+    throw new AppError(
+      'forbidden',
+      'The master key is accepted only by the token and erasure endpoints.',
+      {
+        members: { required_scope: route.scope },
+      },
+    );
   }
   if (!principal.scopes.includes(route.scope)) {
     throw new AppError('forbidden', `This operation needs the ${route.scope} scope.`, {

@@ -112,13 +112,19 @@ export async function nextBatchEnd(
     : null;
 }
 
-/** The facts in (from, to], in position order: exactly the rows a pending batch was fixed to. */
+/**
+ * The facts in (from, to], in position order: exactly the rows a pending batch was fixed to,
+ * less those of a business being erased (libs/erasure): read after its mark, they must never
+ * reach ClickHouse, whose copies the erasure deletes.
+ */
 export async function readBatch(db: Db, from: Position, to: Position): Promise<OutboxRow[]> {
   const result = await sql<OutboxRow>`
     select id, xid::text as xid, kind, business, task_gid, payload, occurred_at
-    from outbox
+    from outbox o
     where (xid, id) > (${from.xid}::xid8, ${from.id}::bigint)
       and (xid, id) <= (${to.xid}::xid8, ${to.id}::bigint)
+      and not exists (select 1 from business_erasures e
+        where e.business = o.business and e.status = 'running')
     order by xid, id`.execute(db);
   return result.rows;
 }

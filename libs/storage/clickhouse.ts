@@ -46,6 +46,8 @@ export const BASE_SETTINGS: ClickHouseSettings = {
   distributed_product_mode: 'deny',
   // The projector's inserts turn it off (projector.ts); everything else runs on the analyzer.
   allow_experimental_analyzer: 1,
+  // A business's erasure waits for its deletions on every replica (2); nothing else mutates.
+  mutations_sync: '0',
 };
 
 export async function openClickHouse(options: ClickHouseOptions): Promise<ClickHouse> {

@@ -33,7 +33,16 @@ local value = redis.call('GET', KEYS[1])
 if value then redis.call('ZADD', KEYS[2], redis.call('INCR', KEYS[3]), ARGV[1]) end
 return value`;
 
+/** Deletes every entry and resets the accounting. KEYS: recency set, byte total. ARGV: entry key prefix. */
+const CLEAR_SCRIPT = `
+local ids = redis.call('ZRANGE', KEYS[1], 0, -1)
+for _, id in ipairs(ids) do redis.call('DEL', ARGV[1] .. id) end
+redis.call('DEL', KEYS[1])
+redis.call('SET', KEYS[2], 0)
+return #ids`;
+
 type ScriptedRedis = Redis & {
+  resultClear(...args: string[]): Promise<number>;
   resultSet(...args: Array<string | number>): Promise<number>;
   resultGet(...args: string[]): Promise<string | null>;
 };
@@ -80,6 +89,7 @@ export class RedisResultStore implements ResultStore {
     }) as ScriptedRedis;
     this.redis.defineCommand('resultSet', { numberOfKeys: 4, lua: SET_SCRIPT });
     this.redis.defineCommand('resultGet', { numberOfKeys: 3, lua: GET_SCRIPT });
+    this.redis.defineCommand('resultClear', { numberOfKeys: 2, lua: CLEAR_SCRIPT });
   }
 
   /** Waits briefly for the connection, so the first queries after start-up can use it. */
@@ -111,6 +121,11 @@ export class RedisResultStore implements ResultStore {
         entry,
       ),
     );
+  }
+
+  async clear(): Promise<void> {
+    const { entry, recency, bytes } = this.keys;
+    await this.breaker.run(() => this.redis.resultClear(recency, bytes, entry));
   }
 
   async ping(): Promise<void> {

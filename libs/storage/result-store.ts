@@ -7,6 +7,11 @@ export interface ResultStore {
   get(key: string): Promise<string | undefined>;
   /** Stores `value`; resolves with how many older entries were evicted to make room. */
   set(key: string, value: string): Promise<number>;
+  /**
+   * Forgets every entry (a business was erased: its answers must not even rest here until
+   * evicted, though the moved watermark already keeps them from being served).
+   */
+  clear(): Promise<void>;
   ping(): Promise<void>;
   close(): Promise<void>;
 }
@@ -58,6 +63,11 @@ export class MemoryResultStore implements ResultStore {
 
   get size(): { entries: number; bytes: number } {
     return { entries: this.entries.size, bytes: this.bytes };
+  }
+
+  async clear(): Promise<void> {
+    this.entries.clear();
+    this.bytes = 0;
   }
 
   async ping(): Promise<void> {}

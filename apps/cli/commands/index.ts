@@ -1,5 +1,6 @@
 import type { Command } from 'commander';
 import { registerBackup } from './backup.command.ts';
+import { registerBusinesses } from './businesses.command.ts';
 import { registerDemo } from './demo.command.ts';
 import { registerMigrate } from './migrate.command.ts';
 import { registerProjector } from './projector.command.ts';
@@ -12,4 +13,5 @@ export const COMMANDS: Array<(program: Command) => void> = [
   registerDemo,
   registerProjector,
   registerBackup,
+  registerBusinesses,
 ];

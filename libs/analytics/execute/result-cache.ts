@@ -72,6 +72,15 @@ export class ResultCache {
     }
   }
 
+  /** Forgets every answer; a failing store is reported and left to age its entries out. */
+  async clear(): Promise<void> {
+    try {
+      await this.store.clear();
+    } catch (error) {
+      this.observer.failed?.(error);
+    }
+  }
+
   ping(): Promise<void> {
     return this.store.ping();
   }
