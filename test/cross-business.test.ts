@@ -38,6 +38,10 @@ const ATTEMPTS: Record<string, (ids: Ids) => Attempt[]> = {
   runQuery: () => [
     { path: '/api/v1/query', body: { metrics: ['tasks_created'], business: 'alpha' } },
   ],
+  listDimensionValues: () => [
+    { path: '/api/v1/businesses/alpha/dimensions/project/values' },
+    { path: '/api/v1/businesses/alpha/dimensions/status/values?prefix=o&period=all_time' },
+  ],
   getQuery: () => [
     {
       path: `/api/v1/query?q=${encodeURIComponent(JSON.stringify({ metrics: ['tasks_created'], business: 'alpha' }))}`,

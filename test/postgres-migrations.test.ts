@@ -23,6 +23,8 @@ const DECLARED: { [Table in keyof Database]: true } = {
   api_tokens: true,
   projector_checkpoints: true,
   business_erasures: true,
+  outbox_retention: true,
+  outbox_retention_marks: true,
 };
 
 describe('Postgres migrations on a server', () => {
