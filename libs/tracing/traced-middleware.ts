@@ -1,6 +1,6 @@
 import { context } from '@opentelemetry/api';
 import type { NextFunction, Request, RequestHandler, Response } from 'express';
-import { failSpan, startSpan, tracingOn, withSpan } from './tracing.ts';
+import { failSpan, recordingNow, startSpan, tracingOn, withSpan } from './tracing.ts';
 
 /**
  * An express middleware timed as a span of its own (authentication), ended when it hands the
@@ -10,7 +10,7 @@ import { failSpan, startSpan, tracingOn, withSpan } from './tracing.ts';
 export function tracedMiddleware(name: string, handler: RequestHandler): RequestHandler {
   if (!tracingOn()) return handler;
   return (req: Request, res: Response, next: NextFunction) => {
-    const span = startSpan(name, {});
+    const span = recordingNow() ? startSpan(name, {}) : undefined;
     if (!span) {
       handler(req, res, next);
       return;

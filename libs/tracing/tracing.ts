@@ -38,7 +38,8 @@ export function inSpan<T>(
   options: { attributes?: Attributes; kind?: SpanKind; root?: boolean },
   work: (span: Span | undefined) => Promise<T>,
 ): Promise<T> {
-  if (!tracer) return work(undefined);
+  // Only under a sampled span, or as a new trace: an unsampled request makes no child spans.
+  if (!tracer || !(options.root || recordingNow())) return work(undefined);
   const parent = options.root ? ROOT_CONTEXT : context.active();
   const spanOptions = { kind: options.kind ?? SpanKind.INTERNAL, attributes: options.attributes };
   return tracer.startActiveSpan(name, spanOptions, parent, async (span) => {
@@ -62,9 +63,13 @@ export function startSpan(
   return tracer?.startSpan(name, options, parent);
 }
 
-/** Runs `work` with `span` as the active span, so the spans and log lines under it are its children. */
+/**
+ * Runs `work` with `span` as the active span, so the spans and log lines under it are its
+ * children. An unsampled span is not made active: nothing under it would be recorded, and
+ * entering a context on every request is most of what tracing at a low sampling rate costs.
+ */
 export function withSpan<T>(span: Span | undefined, work: () => T): T {
-  if (!span) return work();
+  if (!span?.isRecording()) return work();
   return context.with(trace.setSpan(context.active(), span), work);
 }
 
