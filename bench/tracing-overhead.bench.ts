@@ -131,7 +131,7 @@ export async function run(args: string[]): Promise<void> {
         const change = ((figure.rps / off.rps - 1) * 100).toFixed(1);
         const cpu = ((figure.cpuMs / off.cpuMs - 1) * 100).toFixed(1);
         console.log(
-          `${path.padEnd(11)} ${mode.padEnd(8)} ${figure.rps.toFixed(0).padStart(6)}  ${String(figure.p50).padStart(6)}  ${String(figure.p99).padStart(6)}  ${(mode === 'off' ? '' : `${change} %`).padEnd(7)}  ${figure.cpuMs.toFixed(2).padStart(18)}  ${mode === 'off' ? '' : `+${cpu} %`}`,
+          `${path.padEnd(11)} ${mode.padEnd(8)} ${figure.rps.toFixed(0).padStart(6)}  ${String(figure.p50).padStart(6)}  ${String(figure.p99).padStart(6)}  ${(mode === 'off' ? '' : `${change} %`).padEnd(7)}  ${figure.cpuMs.toFixed(2).padStart(18)}  ${mode === 'off' ? '' : `${Number(cpu) >= 0 ? '+' : ''}${cpu} %`}`,
         );
       }
     }

@@ -1,4 +1,11 @@
-import { context, propagation, ROOT_CONTEXT, type Span, trace } from '@opentelemetry/api';
+import {
+  context,
+  propagation,
+  ROOT_CONTEXT,
+  type Span,
+  SpanStatusCode,
+  trace,
+} from '@opentelemetry/api';
 import type { NextFunction, Request, Response } from 'express';
 import { templatePattern } from '../http/router.ts';
 import { SpanKind, sampledIds, startSpan, tracingOn, withSpan } from '../tracing/tracing.ts';
@@ -43,7 +50,7 @@ export function observeRequests(options: {
         span.updateName(`${req.method} ${route}`);
         span.setAttribute('http.route', route);
         span.setAttribute('http.response.status_code', status);
-        if (status >= 500) span.setStatus({ code: 2 });
+        if (status >= 500) span.setStatus({ code: SpanStatusCode.ERROR });
         span.end();
       }
       const level = status >= 500 ? 'error' : 'info';
@@ -77,7 +84,6 @@ function requestSpan(req: Request, res: Response): Span | undefined {
       kind: SpanKind.SERVER,
       attributes: {
         'http.request.method': req.method,
-        'url.scheme': req.protocol,
         ...(req.requestId ? { 'cairn.request_id': req.requestId } : {}),
       },
     },
