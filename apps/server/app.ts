@@ -9,6 +9,7 @@ import type { Route } from '../../libs/http/route.ts';
 import { mountRoutes, notFound, type RouterOptions } from '../../libs/http/router.ts';
 import type { Logger } from '../../libs/observability/logger.ts';
 import type { CairnMetrics } from '../../libs/observability/metrics.ts';
+import { exposeMetrics } from '../../libs/observability/metrics-exposition.ts';
 import { observeRequests } from '../../libs/observability/request-observer.ts';
 import type { RateLimiter } from '../../libs/rate-limit/rate-limit.ts';
 import { rateLimitMiddleware } from '../../libs/rate-limit/rate-limit-middleware.ts';
@@ -20,6 +21,7 @@ import {
   type StorageFault,
 } from '../../libs/storage/storage-faults.ts';
 import type { WriteHealth } from '../../libs/storage/write-health.ts';
+import { tracedMiddleware } from '../../libs/tracing/traced-middleware.ts';
 import { mountDocs } from './docs.ts';
 import { mountExplorer } from './explore.ts';
 
@@ -82,9 +84,10 @@ export function createApp(options: AppOptions): express.Express {
   const rateLimit = rateLimitMiddleware(options.rateLimiter, () =>
     options.metrics.rateLimitRejections.inc(),
   );
+  const authenticate = tracedMiddleware('authenticate', options.authenticate);
   // Free paths are served to anyone and never look a token up (see uncharged-paths.ts).
   app.use((req, res, next) => {
-    if (!isUncharged(req.path)) return options.authenticate(req, res, next);
+    if (!isUncharged(req.path)) return authenticate(req, res, next);
     req.principal = { kind: 'anonymous' };
     next();
   });
@@ -120,9 +123,9 @@ export function createApp(options: AppOptions): express.Express {
     res.json({ status: 'ready', checks, request_id: req.requestId });
   });
 
-  app.get('/metrics', async (_req: Request, res: Response) => {
-    const { registry } = options.metrics;
-    res.type(registry.contentType).send(await registry.metrics());
+  app.get('/metrics', async (req: Request, res: Response) => {
+    const { contentType, body } = await exposeMetrics(options.metrics.registry, req.headers.accept);
+    res.type(contentType).send(body);
   });
 
   // Built once from the same route table that is mounted above.

@@ -105,6 +105,10 @@ export async function startCairn(options: CairnOptions): Promise<Cairn> {
   // Before anything starts a worker thread or a context, so they all see the same flags.
   const tuning = applyRuntimeTuning(config.runtime);
   logger.debug({ applied: tuning.applied }, 'runtime tuning');
+  // Before the engines open: their adapters add statement spans only while tracing runs.
+  const tracing = config.tracing
+    ? (await import('../../libs/tracing/tracing-sdk.ts')).startTracing(config.tracing)
+    : undefined;
   const metrics = createMetrics(config.role);
   const breakerObserver = circuitBreakerMetrics(metrics.registry, logger);
   const engines = await openEngines(config, { breakerObserver });
@@ -358,6 +362,7 @@ export async function startCairn(options: CairnOptions): Promise<Cairn> {
       await freshness.close();
       await capacity.close();
       await engines.close();
+      await tracing?.close();
     },
   };
 }

@@ -116,7 +116,46 @@ export interface Config {
   readonly httpLimits: HttpLimits;
   /** Process-wide runtime tricks, one switch each (libs/runtime/index.ts says why and where). */
   readonly runtime: RuntimeSwitches;
+  /**
+   * OpenTelemetry traces, from the standard `OTEL_*` variables. Undefined when no OTLP endpoint
+   * is set (or `OTEL_SDK_DISABLED=true`, or `OTEL_TRACES_EXPORTER=none`): no SDK starts then.
+   */
+  readonly tracing: TracingConfig | undefined;
 }
+
+export interface TracingConfig {
+  /** Where spans are POSTed (OTLP/HTTP): `OTEL_EXPORTER_OTLP_TRACES_ENDPOINT` as is, or `OTEL_EXPORTER_OTLP_ENDPOINT` + `/v1/traces`. */
+  readonly url: string;
+  /** `OTEL_EXPORTER_OTLP_HEADERS` (or `…_TRACES_HEADERS`): `name=value` pairs, comma-separated. */
+  readonly headers: Readonly<Record<string, string>>;
+  /** `OTEL_SERVICE_NAME`, else `cairn`. */
+  readonly serviceName: string;
+  /** `OTEL_RESOURCE_ATTRIBUTES`: `key=value` pairs. */
+  readonly resourceAttributes: Readonly<Record<string, string>>;
+  /** `OTEL_TRACES_SAMPLER`. @defaultValue 'parentbased_always_on' */
+  readonly sampler: TraceSampler;
+  /** `OTEL_TRACES_SAMPLER_ARG` for the ratio samplers, 0 to 1. @defaultValue 1 */
+  readonly samplerRatio: number;
+  /** `OTEL_BSP_SCHEDULE_DELAY`: how long finished spans gather before they are sent. @defaultValue 5000 */
+  readonly exportDelayMs: number;
+}
+
+export type TraceSampler =
+  | 'always_on'
+  | 'always_off'
+  | 'traceidratio'
+  | 'parentbased_always_on'
+  | 'parentbased_always_off'
+  | 'parentbased_traceidratio';
+
+const SAMPLERS: readonly TraceSampler[] = [
+  'always_on',
+  'always_off',
+  'traceidratio',
+  'parentbased_always_on',
+  'parentbased_always_off',
+  'parentbased_traceidratio',
+];
 
 /** `auto`: applied on the Node versions where the trick was measured to help; `on`/`off`: forced. */
 export type RuntimeSwitch = 'auto' | 'on' | 'off';
@@ -318,6 +357,13 @@ export function loadConfig(env: Env = process.env): Config {
     problems.push(`LOG_LEVEL must be one of ${LOG_LEVELS.join(', ')}`);
   }
 
+  const tracing = tracingConfig(
+    read,
+    url,
+    problems,
+    integer('OTEL_BSP_SCHEDULE_DELAY', 5_000, 1, 600_000),
+  );
+
   const dataDir = path.resolve(read('DATA_DIR') ?? './.data');
   const queryTimeoutMs = integer('CAIRN_QUERY_TIMEOUT_MS', 10_000, 1, 600_000);
   const pgTimeouts = POSTGRES_DEFAULTS.timeouts;
@@ -410,11 +456,88 @@ export function loadConfig(env: Env = process.env): Config {
       youngCollection: runtimeSwitch('CAIRN_RUNTIME_YOUNG_COLLECTION'),
       expressMessages: runtimeSwitch('CAIRN_RUNTIME_EXPRESS_MESSAGES'),
     }),
+    tracing,
   };
   if (problems.length > 0) {
     throw new ConfigError(`Invalid configuration:\n  - ${problems.join('\n  - ')}`);
   }
   return Object.freeze(config);
+}
+
+/** The OTLP/HTTP exporter's settings as the OpenTelemetry specification names them. */
+function tracingConfig(
+  read: (name: string) => string | undefined,
+  url: (name: string, protocols: string[]) => string | undefined,
+  problems: string[],
+  exportDelayMs: number,
+): TracingConfig | undefined {
+  const base = url('OTEL_EXPORTER_OTLP_ENDPOINT', ['http:', 'https:']);
+  const traces = url('OTEL_EXPORTER_OTLP_TRACES_ENDPOINT', ['http:', 'https:']);
+  const disabled = read('OTEL_SDK_DISABLED')?.toLowerCase() === 'true';
+  const exporter = read('OTEL_TRACES_EXPORTER') ?? 'otlp';
+  if (exporter !== 'otlp' && exporter !== 'none') {
+    problems.push(`OTEL_TRACES_EXPORTER must be otlp or none (got "${exporter}")`);
+  }
+  const sampler = (read('OTEL_TRACES_SAMPLER') ?? 'parentbased_always_on') as TraceSampler;
+  if (!SAMPLERS.includes(sampler)) {
+    problems.push(`OTEL_TRACES_SAMPLER must be one of ${SAMPLERS.join(', ')} (got "${sampler}")`);
+  }
+  const ratioRaw = read('OTEL_TRACES_SAMPLER_ARG');
+  const ratio = ratioRaw === undefined ? 1 : Number(ratioRaw);
+  if (!(ratio >= 0 && ratio <= 1)) {
+    problems.push(`OTEL_TRACES_SAMPLER_ARG must be a number from 0 to 1 (got "${ratioRaw}")`);
+  }
+  // The exporter Cairn ships sends OTLP/HTTP with JSON bodies, which collectors take beside
+  // protobuf on the same path; asking for another protocol is a mistake worth naming.
+  const protocol =
+    read('OTEL_EXPORTER_OTLP_TRACES_PROTOCOL') ??
+    read('OTEL_EXPORTER_OTLP_PROTOCOL') ??
+    'http/json';
+  if (protocol !== 'http/json' && protocol !== 'http/protobuf') {
+    problems.push(`OTEL_EXPORTER_OTLP_PROTOCOL must be http/json (got "${protocol}")`);
+  }
+  const headers = pairs(
+    read('OTEL_EXPORTER_OTLP_TRACES_HEADERS') ?? read('OTEL_EXPORTER_OTLP_HEADERS'),
+    'OTEL_EXPORTER_OTLP_HEADERS',
+    problems,
+  );
+  const resourceAttributes = pairs(
+    read('OTEL_RESOURCE_ATTRIBUTES'),
+    'OTEL_RESOURCE_ATTRIBUTES',
+    problems,
+  );
+  if (disabled || exporter === 'none' || (base === undefined && traces === undefined)) {
+    return undefined;
+  }
+  return Object.freeze({
+    url: traces ?? `${(base as string).replace(/\/+$/, '')}/v1/traces`,
+    headers: Object.freeze(headers),
+    serviceName: read('OTEL_SERVICE_NAME') ?? 'cairn',
+    resourceAttributes: Object.freeze(resourceAttributes),
+    sampler,
+    samplerRatio: ratio,
+    exportDelayMs,
+  });
+}
+
+/** The W3C Baggage-like `k=v,k2=v2` lists of the OTEL_* variables, values percent-decoded. */
+function pairs(text: string | undefined, name: string, problems: string[]): Record<string, string> {
+  const found: Record<string, string> = {};
+  for (const part of (text ?? '').split(',')) {
+    if (part.trim() === '') continue;
+    const at = part.indexOf('=');
+    const key = at > 0 ? part.slice(0, at).trim() : '';
+    if (key === '') {
+      problems.push(`${name} must be key=value pairs separated by commas`);
+      continue;
+    }
+    try {
+      found[key] = decodeURIComponent(part.slice(at + 1).trim());
+    } catch {
+      problems.push(`${name} has a value that is not valid percent-encoding (key "${key}")`);
+    }
+  }
+  return found;
 }
 
 function isOrigin(text: string): boolean {

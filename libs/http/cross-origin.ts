@@ -11,6 +11,9 @@ const ALLOWED_HEADERS = [
   // Conditional requests: a task's If-Match, a refresh's If-None-Match.
   'If-Match',
   'If-None-Match',
+  // W3C trace context: a browser's trace continues into the service.
+  'traceparent',
+  'tracestate',
 ];
 /** Response headers a browser client may read besides the CORS-safelisted ones. */
 const EXPOSED_HEADERS = [
@@ -25,6 +28,7 @@ const EXPOSED_HEADERS = [
   'Original-Request-ID',
   'Location',
   'ETag',
+  'traceparent',
 ];
 
 /**

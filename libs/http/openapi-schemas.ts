@@ -24,6 +24,12 @@ export const SCHEMAS = {
       detail: { type: 'string' },
       instance: { type: 'string' },
       request_id: { type: 'string' },
+      trace_id: {
+        type: 'string',
+        pattern: '^[0-9a-f]{32}$',
+        description:
+          'The W3C trace id of this request, when tracing is configured and the request was sampled.',
+      },
       errors: {
         type: 'array',
         items: {

@@ -1,3 +1,4 @@
+import { TraceFlags, trace } from '@opentelemetry/api';
 import type { Response } from 'express';
 import { AppError, ERROR_CODES, type ValidationIssue } from './errors.ts';
 
@@ -11,6 +12,7 @@ export interface Problem {
   detail: string;
   instance: string;
   request_id: string;
+  trace_id?: string;
   errors?: Array<{ field: string; code: string; message: string }>;
   [member: string]: unknown;
 }
@@ -24,9 +26,19 @@ export function toProblem(error: AppError, instance: string, requestId: string):
     detail: error.detail,
     instance,
     request_id: requestId,
+    ...sampledTrace(),
     ...(error.extra.errors ? { errors: error.extra.errors } : {}),
     ...error.extra.members,
   };
+}
+
+/**
+ * The request's trace, so a caller reporting a problem hands over the way to its trace. Only a
+ * sampled one: an unsampled id leads nowhere. Without a tracing SDK there is no active span.
+ */
+function sampledTrace(): { trace_id?: string } {
+  const ids = trace.getActiveSpan()?.spanContext();
+  return ids && ids.traceFlags & TraceFlags.SAMPLED ? { trace_id: ids.traceId } : {};
 }
 
 /** RFC 9457 reserves `detail` for a string, so the seed's array-shaped 422 is plain JSON. */

@@ -1,5 +1,6 @@
 import type { Route } from '../http/route.ts';
-import type { CairnMetrics } from './metrics.ts';
+import { activeTraceIds } from '../tracing/tracing.ts';
+import { type CairnMetrics, observeWithTrace } from './metrics.ts';
 
 interface QueryAnswer {
   warnings?: Array<{ code?: unknown }>;
@@ -20,7 +21,9 @@ export function instrumentAnalyticsRoutes(routes: Route[], metrics: CairnMetrics
   return routes.map((route) => ({
     ...route,
     async handle(input) {
-      const stop = duration.startTimer();
+      const started = performance.now();
+      const stop = (labels: { outcome: string; source: string; cache: string }) =>
+        observeWithTrace(duration, labels, (performance.now() - started) / 1000, activeTraceIds());
       try {
         const result = await route.handle(input);
         const answer = (result.body ?? {}) as QueryAnswer;

@@ -1,5 +1,6 @@
 import { type DestinationStream, type Logger, pino } from 'pino';
 import pretty from 'pino-pretty';
+import { activeTraceIds } from '../tracing/tracing.ts';
 
 export type { Logger };
 
@@ -7,12 +8,14 @@ export type { Logger };
  * One JSON object per line for log collectors; on a terminal, the same records made readable
  * (pino-pretty, synchronously, so they never interleave with what the server prints itself).
  * A destination given by the caller (tests capture lines) always gets JSON.
- * Credentials are redacted wherever a serializer might pick them up.
+ * Credentials are redacted wherever a serializer might pick them up. While a sampled span is
+ * active each line names its `trace_id` and `span_id`, so a line leads to its trace.
  */
 export function createLogger(level: string, destination?: DestinationStream): Logger {
   const options = {
     level,
     base: { service: 'cairn' },
+    mixin: () => activeTraceIds() ?? {},
     redact: {
       paths: [
         'req.headers.authorization',

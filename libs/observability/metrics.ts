@@ -28,6 +28,24 @@ export interface CairnMetrics {
   };
 }
 
+/**
+ * Records a duration with the sampled trace that took it as the bucket's exemplar (OpenMetrics):
+ * a latency spike on a dashboard then opens one of the traces behind it.
+ */
+export function observeWithTrace<T extends string>(
+  histogram: client.Histogram<T>,
+  labels: client.LabelValues<T>,
+  value: number,
+  trace: { trace_id: string; span_id: string } | undefined,
+): void {
+  histogram.observe({
+    labels,
+    value,
+    // prom-client types exemplar labels as the metric's own label names, which they are not.
+    exemplarLabels: (trace ?? {}) as client.LabelValues<T>,
+  });
+}
+
 /** Cairn's own registry and metric families, so tests and several apps in one process never share them. */
 export function createMetrics(role: string): CairnMetrics {
   const registry = new client.Registry();
@@ -37,7 +55,11 @@ export function createMetrics(role: string): CairnMetrics {
   // rejects; the per-type gauges beside them sum to the same numbers.
   for (const name of REDUNDANT_DEFAULTS) registry.removeSingleMetric(name);
   const registers = [registry];
-  return {
+  // prom-client takes exemplars only on a registry of the OpenMetrics type, while the classic
+  // format stays this registry's own (metrics-exposition.ts renders OpenMetrics on request):
+  // histograms with exemplars are made with no registry and registered by hand.
+  const exemplars = { enableExemplars: true, registers: [] };
+  const metrics = {
     registry,
     rateLimitRejections: new client.Counter({
       name: 'cairn_rate_limit_rejections_total',
@@ -54,7 +76,7 @@ export function createMetrics(role: string): CairnMetrics {
       help: 'HTTP request duration by method, route template (never the raw path) and status.',
       labelNames: ['method', 'route', 'status'] as const,
       buckets: SECONDS,
-      registers,
+      ...exemplars,
     }),
     analytics: {
       duration: new client.Histogram({
@@ -62,7 +84,7 @@ export function createMetrics(role: string): CairnMetrics {
         help: 'Time to answer an analytics request, by outcome (ok or error), the source that answered (a table, or none) and the cache result (hit, miss, coalesced or none).',
         labelNames: ['outcome', 'source', 'cache'] as const,
         buckets: SECONDS,
-        registers,
+        ...exemplars,
       }),
       rowsRead: new client.Counter({
         name: 'cairn_analytics_rows_read_total',
@@ -97,7 +119,7 @@ export function createMetrics(role: string): CairnMetrics {
         name: 'cairn_projector_batch_duration_seconds',
         help: 'Time to project one batch: read from the outbox, insert, checkpoint.',
         buckets: SECONDS,
-        registers,
+        ...exemplars,
       }),
       factsProjected: new client.Counter({
         name: 'cairn_projector_facts_projected_total',
@@ -111,4 +133,12 @@ export function createMetrics(role: string): CairnMetrics {
       }),
     },
   };
+  for (const histogram of [
+    metrics.httpDuration,
+    metrics.analytics.duration,
+    metrics.projector.batchDuration,
+  ]) {
+    registry.registerMetric(histogram);
+  }
+  return metrics;
 }

@@ -10,6 +10,8 @@ export interface OutboxRow {
   task_gid: string;
   payload: Record<string, unknown>;
   occurred_at: Date;
+  /** The writing request's W3C traceparent, when it was traced. */
+  trace_context: string | null;
 }
 
 export interface Position {
@@ -119,7 +121,7 @@ export async function nextBatchEnd(
  */
 export async function readBatch(db: Db, from: Position, to: Position): Promise<OutboxRow[]> {
   const result = await sql<OutboxRow>`
-    select id, xid::text as xid, kind, business, task_gid, payload, occurred_at
+    select id, xid::text as xid, kind, business, task_gid, payload, occurred_at, trace_context
     from outbox o
     where (xid, id) > (${from.xid}::xid8, ${from.id}::bigint)
       and (xid, id) <= (${to.xid}::xid8, ${to.id}::bigint)

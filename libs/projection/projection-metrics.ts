@@ -1,8 +1,9 @@
 import client from 'prom-client';
 import { ROLLUP_NAMES } from '../analytics/sources/rollups.ts';
-import type { CairnMetrics } from '../observability/metrics.ts';
+import { type CairnMetrics, observeWithTrace } from '../observability/metrics.ts';
 import type { Db } from '../storage/database.ts';
 import type { JobQueue } from '../storage/queue.ts';
+import { activeTraceIds } from '../tracing/tracing.ts';
 import { countUnprojected, loadCheckpoint } from './outbox-reader.ts';
 import { projectionFreshness } from './projection-freshness.ts';
 import { FACTS_CHECKPOINT, type ProjectorDeps } from './projector.ts';
@@ -73,7 +74,7 @@ export function registerProjectionGauges(
 export function batchObserver(metrics: CairnMetrics): NonNullable<ProjectorDeps['onBatch']> {
   return ({ facts, seconds }) => {
     metrics.projector.batchFacts.observe(facts);
-    metrics.projector.batchDuration.observe(seconds);
+    observeWithTrace(metrics.projector.batchDuration, {}, seconds, activeTraceIds());
     metrics.projector.factsProjected.inc(facts);
   };
 }

@@ -1,6 +1,8 @@
 import type { ClickHouseClient } from '@clickhouse/client';
+import type { Span } from '@opentelemetry/api';
 import type { Kysely } from 'kysely';
 import type { Database } from '../storage/database.ts';
+import { inSpan, linksTo, SpanKind } from '../tracing/tracing.ts';
 import { bareFactRow, type FactRow, toFactRow } from './fact-rows.ts';
 import type { InsertPacing } from './insert-pacing.ts';
 import {
@@ -114,9 +116,24 @@ export async function projectNext(deps: ProjectorDeps): Promise<{ facts: number;
     return { from: checkpoint.cursor, to: end, full: end.cut || end.count >= deps.batchSize };
   });
   if (!batch) return { facts: 0, full: false };
+  // A batch belongs to no request: its own trace, linked to the writes whose facts it carries.
+  return inSpan(
+    'projector batch',
+    { kind: SpanKind.CONSUMER, root: true, attributes: { 'cairn.projector.checkpoint': name } },
+    (span) => projectFixed(deps, name, batch, started, span),
+  );
+}
 
+async function projectFixed(
+  deps: ProjectorDeps,
+  name: string,
+  batch: { from: Position; to: Position; full: boolean },
+  started: number,
+  span: Span | undefined,
+): Promise<{ facts: number; full: boolean }> {
   let to: Position = batch.to;
   let outbox = await readBatch(deps.db, batch.from, to);
+  span?.addLinks(linksTo(outbox.map((row) => row.trace_context)));
   let rows = outbox.map(toFactRow);
   for (;;) {
     const token = dedupToken(name, batch.from, to);
@@ -164,6 +181,7 @@ export async function projectNext(deps: ProjectorDeps): Promise<{ facts: number;
   }
   await deps.afterInsert?.();
   await commitPending(deps.db, name, to, (deps.now ?? (() => new Date()))());
+  span?.setAttribute('cairn.projector.facts', rows.length);
   deps.onBatch?.({ facts: rows.length, seconds: (performance.now() - started) / 1000 });
   return { facts: rows.length, full: batch.full || to !== batch.to };
 }

@@ -1,8 +1,10 @@
 import fs from 'node:fs/promises';
 import path from 'node:path';
 import { type ClickHouseClient, type ClickHouseSettings, createClient } from '@clickhouse/client';
+import { tracingOn } from '../tracing/tracing.ts';
 import { ChdbSessionSettings } from './chdb-session-settings.ts';
 import { clusterStatements } from './clickhouse-cluster-ddl.ts';
+import { traceClickHouse } from './clickhouse-tracing.ts';
 import { Mutex } from './mutex.ts';
 
 export interface ClickHouse {
@@ -70,7 +72,8 @@ export async function openClickHouse(options: ClickHouseOptions): Promise<ClickH
   return wrap(client, 'chdb');
 }
 
-function wrap(client: ClickHouseClient, kind: ClickHouse['kind']): ClickHouse {
+function wrap(engine: ClickHouseClient, kind: ClickHouse['kind']): ClickHouse {
+  const client = tracingOn() ? traceClickHouse(engine, kind) : engine;
   return {
     client,
     kind,

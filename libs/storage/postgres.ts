@@ -5,12 +5,14 @@ import { pg_trgm } from '@electric-sql/pglite/contrib/pg_trgm';
 import { Kysely, PostgresDialect, sql } from 'kysely';
 import pg from 'pg';
 import { POSTGRES_DEFAULTS, type PostgresTimeouts } from '../config/config.ts';
+import { tracingOn } from '../tracing/tracing.ts';
 import type { Database } from './database.ts';
 import { PGliteDialect } from './pglite-dialect.ts';
 import { lockDataDir } from './pglite-lock.ts';
 import { boundedClient, waitLimit } from './postgres-bounded-client.ts';
 import { type ListenHandlers, type Listening, listenOnServer } from './postgres-listen.ts';
 import { SharedConnections, SharedReadsDialect } from './postgres-shared-reads.ts';
+import { traceStatements } from './postgres-tracing.ts';
 
 export type { ListenHandlers, Listening };
 
@@ -63,7 +65,10 @@ export async function openPostgres(options: PostgresOptions): Promise<Postgres> 
     !options.url && options.dataDir ? await lockDataDir(`${options.dataDir}.lock`) : undefined;
   const pglite = options.url ? undefined : await openPGlite(options.dataDir, options.loadDataDir);
   const dialect = pglite ? new PGliteDialect(pglite) : serverDialect(options);
-  const db = new Kysely<Database>({ dialect });
+  const db = new Kysely<Database>({
+    dialect,
+    ...(tracingOn() ? { log: traceStatements('postgresql') } : {}),
+  });
   return {
     db,
     kind: pglite ? 'pglite' : 'postgres',

@@ -1,5 +1,6 @@
 import { sql } from 'kysely';
 import type { Db } from '../storage/database.ts';
+import { activeTraceparent } from '../tracing/tracing.ts';
 
 export type FactKind =
   | 'task_created'
@@ -70,11 +71,12 @@ export interface Fact {
 export async function appendFacts(db: Db, facts: Fact[]): Promise<void> {
   if (facts.length === 0) return;
   const rows = outboxValues(facts);
-  const column = <K extends keyof ReturnType<typeof outboxRow>>(name: K) =>
-    rows.map((row) => row[name]);
+  const column = <K extends Exclude<keyof ReturnType<typeof outboxRow>, 'trace_context'>>(
+    name: K,
+  ) => rows.map((row) => row[name]);
   await sql`
-    insert into outbox (kind, business, task_gid, payload, occurred_at)
-    select f.kind, f.business, f.task_gid, f.payload::jsonb, f.occurred_at
+    insert into outbox (kind, business, task_gid, payload, occurred_at, trace_context)
+    select f.kind, f.business, f.task_gid, f.payload::jsonb, f.occurred_at, ${activeTraceparent()}::text
     from unnest(
       ${column('kind')}::text[], ${column('business')}::text[], ${column('task_gid')}::text[],
       ${column('payload')}::text[], ${rows.map((row) => row.occurred_at.toISOString())}::timestamptz[]
@@ -89,6 +91,7 @@ export const outboxRow = (fact: Fact) => ({
   task_gid: fact.task_gid,
   payload: JSON.stringify(fact.payload),
   occurred_at: fact.occurred_at,
+  trace_context: activeTraceparent(),
 });
 
 export const outboxValues = (facts: Fact[]) => facts.map(outboxRow);

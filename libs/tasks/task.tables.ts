@@ -68,6 +68,8 @@ export interface OutboxTable {
   task_gid: string;
   payload: ColumnType<Record<string, unknown>, string, string>;
   occurred_at: Timestamp;
+  /** The writing request's W3C traceparent, for the projector's span links. */
+  trace_context: ColumnType<string | null, string | null | undefined, string | null>;
 }
 
 /** Named server-side secrets; the pagination cursor key is kept here (see cursor-key.ts). */

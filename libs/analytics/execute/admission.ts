@@ -1,4 +1,5 @@
 import { AppError } from '../../http/errors.ts';
+import { inSpan } from '../../tracing/tracing.ts';
 
 export interface AdmissionLimits {
   /** Queries running at once, every principal together. */
@@ -420,7 +421,11 @@ class Ticket implements QueryTicket {
     if (this.closed) throw new AppError('unavailable', 'The query has ended.');
     if (!this.admission) {
       // The first statement's admission brings it the engine as well.
-      this.admission = this.owner.admit(this).then(() => {
+      this.admission = inSpan(
+        'admission wait',
+        { attributes: { 'cairn.admission.line': 'queue' } },
+        () => this.owner.admit(this),
+      ).then(() => {
         this.admittedAt = performance.now();
         // Closed while it waited (another statement of it failed): give everything back.
         if (this.closed) {
@@ -433,7 +438,9 @@ class Ticket implements QueryTicket {
     } else {
       await this.admission;
       if (this.closed) throw new AppError('unavailable', 'The query has ended.');
-      await this.owner.statement(this);
+      await inSpan('admission wait', { attributes: { 'cairn.admission.line': 'next' } }, () =>
+        this.owner.statement(this),
+      );
     }
     this.begin();
     try {

@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto';
 import type { ResultStore } from '../../storage/result-store.ts';
+import { inSpan } from '../../tracing/tracing.ts';
 import type { CompiledQuery } from '../compile/query-compiler.ts';
 
 export interface ResultCacheObserver {
@@ -38,19 +39,26 @@ export class ResultCache {
   }
 
   /** `observe: false` keeps a lookup out of the hit and miss counts (an answer's side figures). */
-  async get<T>(key: string, { observe = true } = {}): Promise<T | undefined> {
-    let text: string | undefined;
-    try {
-      text = await this.store.get(key);
-    } catch (error) {
-      this.observer.failed?.(error);
-    }
-    if (text === undefined) {
-      if (observe) this.observer.miss?.();
-      return undefined;
-    }
-    if (observe) this.observer.hit?.();
-    return JSON.parse(text) as T;
+  get<T>(key: string, { observe = true } = {}): Promise<T | undefined> {
+    return inSpan(
+      'cache lookup',
+      { attributes: { 'cairn.cache.store': this.store.kind } },
+      async (span) => {
+        let text: string | undefined;
+        try {
+          text = await this.store.get(key);
+        } catch (error) {
+          this.observer.failed?.(error);
+        }
+        span?.setAttribute('cairn.cache.hit', text !== undefined);
+        if (text === undefined) {
+          if (observe) this.observer.miss?.();
+          return undefined;
+        }
+        if (observe) this.observer.hit?.();
+        return JSON.parse(text) as T;
+      },
+    );
   }
 
   /** The caller asked for a fresh answer: counted as a miss. */

@@ -1,0 +1,71 @@
+import { context, propagation, trace } from '@opentelemetry/api';
+import { W3CTraceContextPropagator } from '@opentelemetry/core';
+import { OTLPTraceExporter } from '@opentelemetry/exporter-trace-otlp-http';
+import { resourceFromAttributes } from '@opentelemetry/resources';
+import {
+  AlwaysOffSampler,
+  AlwaysOnSampler,
+  BatchSpanProcessor,
+  NodeTracerProvider,
+  ParentBasedSampler,
+  type Sampler,
+  TraceIdRatioBasedSampler,
+} from '@opentelemetry/sdk-trace-node';
+import { ATTR_SERVICE_NAME } from '@opentelemetry/semantic-conventions';
+import type { TracingConfig } from '../config/config.ts';
+import { useTracer } from './tracing.ts';
+
+export interface RunningTracing {
+  /** Sends the spans still buffered, then stops the SDK. */
+  close(): Promise<void>;
+}
+
+/**
+ * Starts the OpenTelemetry SDK for this process: W3C trace context, the configured sampler,
+ * spans batched to the OTLP/HTTP endpoint. Imported only when an endpoint is configured, so a
+ * process without one never loads the SDK.
+ */
+export function startTracing(config: TracingConfig): RunningTracing {
+  const provider = new NodeTracerProvider({
+    resource: resourceFromAttributes({
+      ...config.resourceAttributes,
+      [ATTR_SERVICE_NAME]: config.serviceName,
+    }),
+    sampler: sampler(config),
+    spanProcessors: [
+      new BatchSpanProcessor(
+        new OTLPTraceExporter({ url: config.url, headers: { ...config.headers } }),
+        { scheduledDelayMillis: config.exportDelayMs },
+      ),
+    ],
+  });
+  // Registers the AsyncLocalStorage context manager and the propagator globally: the active
+  // span follows a request through awaits into the storage adapters.
+  provider.register({ propagator: new W3CTraceContextPropagator() });
+  useTracer(provider.getTracer('cairn'));
+  return {
+    async close() {
+      useTracer(undefined);
+      try {
+        await provider.shutdown();
+      } finally {
+        trace.disable();
+        context.disable();
+        propagation.disable();
+      }
+    },
+  };
+}
+
+function sampler(config: TracingConfig): Sampler {
+  const root: Record<TracingConfig['sampler'], () => Sampler> = {
+    always_on: () => new AlwaysOnSampler(),
+    always_off: () => new AlwaysOffSampler(),
+    traceidratio: () => new TraceIdRatioBasedSampler(config.samplerRatio),
+    parentbased_always_on: () => new ParentBasedSampler({ root: new AlwaysOnSampler() }),
+    parentbased_always_off: () => new ParentBasedSampler({ root: new AlwaysOffSampler() }),
+    parentbased_traceidratio: () =>
+      new ParentBasedSampler({ root: new TraceIdRatioBasedSampler(config.samplerRatio) }),
+  };
+  return root[config.sampler]();
+}
