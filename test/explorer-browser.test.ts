@@ -113,6 +113,36 @@ describe('GET /explore in Chromium', () => {
       ),
     );
 
+  it('is where / and /docs lead, and a shared link without a token says one is needed', async () => {
+    const root = await fetch(`${cairn.url}/`, { redirect: 'manual' });
+    expect(root.status).toBe(302);
+    expect(root.headers.get('location')).toBe('/explore');
+
+    const visitor = await browser.context.newPage();
+    try {
+      await visitor.goto(`${cairn.url}/docs`);
+      await visitor.getByRole('link', { name: 'the explorer' }).click();
+      await visitor.waitForURL(`${cairn.url}/explore`);
+
+      // The first Tab stop jumps past the form to the answer.
+      await visitor.keyboard.press('Tab');
+      expect(await visitor.evaluate('document.activeElement.textContent')).toBe('Skip to results');
+      await visitor.keyboard.press('Enter');
+      expect(await visitor.evaluate('document.activeElement.id')).toBe('results');
+
+      const shared = { metrics: ['tasks_created'], dimensions: ['day'], period: 'last_7_days' };
+      await visitor.goto(`${cairn.url}/explore?q=${encodeURIComponent(JSON.stringify(shared))}`);
+      await expect
+        .poll(() => visitor.locator('#whoami').textContent())
+        .toContain('a token is needed to run it');
+      expect(await visitor.locator('#status').textContent()).toContain('Waiting for a token');
+      expect(await visitor.locator('#metrics').textContent()).toContain('once a token is in use');
+      await shoot(visitor, 'explorer-shared-link-no-token');
+    } finally {
+      await visitor.close();
+    }
+  });
+
   it('takes a token by keyboard, keeps it out of the URL, and runs the default query', async () => {
     await openPage();
     const token = cairn.auth.Authorization.replace('Bearer ', '');

@@ -266,3 +266,14 @@ new ResizeObserver(() => {
 matchMedia('(prefers-color-scheme: dark)').addEventListener('change', redraw);
 
 if (token.get()) identify();
+else {
+  // A shared link carries the query, never the token: say why nothing runs yet.
+  const { body, task } = urlState();
+  if (body || task) {
+    const what = body && task ? 'a query and a task' : body ? 'a query' : 'a task';
+    const needed = `This link holds ${what}; a token is needed to run it. Paste an API token above: it stays in this tab only.`;
+    say(ui.whoami, needed);
+    say(ui.status, 'Waiting for a token to run the query from the link.');
+    ui.results.dataset.state = 'needs-token';
+  }
+}
