@@ -249,7 +249,7 @@ describe('GET /explore in Chromium', () => {
         answer.metadata.totals_comparison[metric],
       );
     }
-    expect(await page.locator('#chart .u-legend').textContent()).toContain(
+    expect((await page.locator('#chart .u-legend').allTextContents()).join(' ')).toContain(
       `${sent.metrics[0]}, before`,
     );
     expect(await page.locator('#chart-caption').textContent()).toContain(
@@ -286,6 +286,85 @@ describe('GET /explore in Chromium', () => {
     expect(await tableRows()).toEqual(answer.data);
     expect(answer.data.length).toBe(7);
     await page.getByLabel('Period', { exact: true }).selectOption('last_30_days');
+  });
+
+  /** What uPlot holds for each chart drawn: its series' labels and its data, x first. */
+  const plots = (on: Page = page) =>
+    on.evaluate(
+      "document.getElementById('chart-canvas').plots.map((p) => ({ labels: p.series.slice(1).map((s) => s.label), data: p.data }))",
+    ) as Promise<Array<{ labels: string[]; data: Array<Array<number | null>> }>>;
+
+  it('charts several metrics at once, one chart per unit, or one metric alone', async () => {
+    const body = {
+      metrics: ['tasks_created', 'tasks_completed', 'completion_rate'],
+      dimensions: ['month'],
+      period: 'last_90_days',
+    };
+    await page.goto(`${cairn.url}/explore?q=${encodeURIComponent(JSON.stringify(body))}`);
+    await page.locator('#results[data-state="done"]').waitFor(BUSY);
+    const answer = (await api('POST', '/api/v1/query', body)).body;
+    const drawn = await plots();
+    // Tasks share an axis; the ratio has its own.
+    expect(drawn.map((p) => p.labels.filter((l) => !l.endsWith('(incomplete)')))).toEqual([
+      ['tasks_created', 'tasks_completed'],
+      ['completion_rate'],
+    ]);
+    const complete = answer.data.filter((_: unknown, i: number) => i < answer.data.length - 1);
+    for (const [p, metric] of [
+      [0, 'tasks_created'],
+      [0, 'tasks_completed'],
+      [1, 'completion_rate'],
+    ] as const) {
+      const values = drawn[p]!.data[drawn[p]!.labels.indexOf(metric) + 1]!;
+      expect(values.slice(0, complete.length)).toEqual(complete.map((r: any) => r[metric]));
+    }
+    expect(await page.locator('#chart-caption').textContent()).toContain(
+      'Lines over time: tasks_created, tasks_completed, completion_rate',
+    );
+    await shoot(page, 'explorer-several-metrics');
+
+    await page.getByLabel('Chart', { exact: true }).selectOption('completion_rate');
+    expect((await plots()).map((p) => p.labels[0])).toEqual(['completion_rate']);
+  });
+
+  it('charts a breakdown as its five largest labels and one "other", zero-filled', async () => {
+    const day = (daysAgo: number) =>
+      new Date(Date.now() - daysAgo * 86_400_000).toISOString().slice(0, 10);
+    const body = {
+      metrics: ['tasks_created'],
+      dimensions: ['month', 'project'],
+      date_range: [day(70), day(35)],
+    };
+    await page.goto(`${cairn.url}/explore?q=${encodeURIComponent(JSON.stringify(body))}`);
+    await page.locator('#results[data-state="done"]').waitFor(BUSY);
+    const answer = (await api('POST', '/api/v1/query', body)).body;
+    expect(answer.metadata.incomplete_from).toBeNull();
+    const months = [...new Set<string>(answer.data.map((r: any) => r.month))].sort();
+    const totals = new Map<string, number>();
+    for (const row of answer.data) {
+      const label = row.project ?? '(none)';
+      totals.set(label, (totals.get(label) ?? 0) + row.tasks_created);
+    }
+    const ranked = [...totals].sort((a, b) => b[1] - a[1]).map(([label]) => label);
+    // The demo's eight projects: more than the chart draws one by one.
+    expect(ranked.length).toBeGreaterThan(6);
+    const top = ranked.slice(0, 5);
+    const rest = ranked.slice(5);
+    const sumOf = (labels: string[], month: string) =>
+      answer.data
+        .filter((r: any) => r.month === month && labels.includes(r.project ?? '(none)'))
+        .reduce((sum: number, r: any) => sum + r.tasks_created, 0);
+
+    const [drawn] = await plots();
+    expect(drawn!.labels).toEqual([...top, `other (${rest.length} labels)`]);
+    expect(drawn!.data[0]!.length).toBe(months.length);
+    top.forEach((label, i) => {
+      // A month without a row for this project is a 0 on the line, not a gap.
+      expect(drawn!.data[i + 1]).toEqual(months.map((m) => sumOf([label], m)));
+    });
+    expect(drawn!.data[top.length + 1]).toEqual(months.map((m) => sumOf(rest, m)));
+    expect(await page.locator('#chart .u-legend .u-series').count()).toBe(1 + top.length + 1);
+    await shoot(page, 'explorer-breakdown-top-labels');
   });
 
   it('sorts the table, draws bars for labels and follows a label to its filtered query', async () => {
@@ -406,6 +485,12 @@ describe('GET /explore in Chromium', () => {
         'document.documentElement.scrollWidth - document.documentElement.clientWidth',
       );
       expect(overflow).toBeLessThanOrEqual(0);
+      // Every legend wraps inside its chart rather than running off the side.
+      const legendOverflow = await phone.$$eval('#chart .u-legend', (legends) =>
+        legends.map((legend) => legend.scrollWidth - (legend.parentElement?.clientWidth ?? 0)),
+      );
+      expect(legendOverflow.length).toBeGreaterThan(0);
+      for (const extra of legendOverflow) expect(extra).toBeLessThanOrEqual(0);
       const background = await phone.evaluate('getComputedStyle(document.body).backgroundColor');
       expect(background).toBe('rgb(15, 20, 25)');
       await phone.screenshot({
@@ -447,5 +532,49 @@ describe('GET /explore in Chromium', () => {
       await cold.close();
     }
     expect(problems).toEqual([]);
+  });
+});
+
+describe('the explorer’s hour axis on a night the clocks go back', () => {
+  // No row cap here, and no data needed: a series answers every bucket of its period.
+  const cairn = useCairn();
+  let browser: Browser;
+  beforeAll(async () => {
+    browser = await launchBrowser();
+  }, 120_000);
+  afterAll(async () => {
+    await browser?.close();
+  });
+
+  it('draws one point per hourly row, both 01:00 of the night included', async () => {
+    // New York left summer time on 2 November 2025: that day has 25 hours, the next 24.
+    const body = {
+      metrics: ['tasks_created'],
+      dimensions: ['hour'],
+      date_range: ['2025-11-02', '2025-11-03'],
+      timezone: 'America/New_York',
+    };
+    const answer = (await http(cairn.url, 'POST', '/api/v1/query', { headers: cairn.auth, body }))
+      .body;
+    expect(answer.data.length).toBe(49);
+    const hours = answer.data.map((row: { hour: string }) => row.hour);
+    expect(hours).toContain('2025-11-02T01:00:00-04:00');
+    expect(hours).toContain('2025-11-02T01:00:00-05:00');
+
+    const page = await browser.context.newPage();
+    await page.goto(`${cairn.url}/explore`);
+    const token = cairn.auth.Authorization.replace('Bearer ', '');
+    await page.evaluate(`sessionStorage.setItem('cairn.token', ${JSON.stringify(token)})`);
+    await page.goto(`${cairn.url}/explore?q=${encodeURIComponent(JSON.stringify(body))}`);
+    await page.locator('#results[data-state="done"]').waitFor(BUSY);
+    const x = (await page.evaluate(
+      "document.getElementById('chart-canvas').plots[0].data[0]",
+    )) as number[];
+    expect(x).toEqual(hours.map((hour: string) => Date.parse(hour) / 1000));
+    expect(await page.locator('#chart .plot').getAttribute('data-points')).toBe('49');
+    await page.screenshot({
+      path: path.join(SCREENSHOT_DIR, 'explorer-dst-hours.png'),
+      fullPage: true,
+    });
   });
 });

@@ -146,9 +146,10 @@ function showResult(result, elapsed, reused) {
   renderWarnings(ui.warnings, result.warnings);
   const current = ui.chartMetric.value;
   ui.chartMetric.replaceChildren(
+    el('option', { value: '' }, 'All metrics'),
     ...result.metrics.map((m) => el('option', { value: m.name }, m.name)),
   );
-  if (result.metrics.some((m) => m.name === current)) ui.chartMetric.value = current;
+  ui.chartMetric.value = result.metrics.some((m) => m.name === current) ? current : '';
   ui.chartControls.hidden = result.metrics.length < 2;
   redraw();
   renderTable(ui.table, result, {
@@ -177,7 +178,16 @@ function redraw() {
   if (chart) {
     const kind = lastResult.timeDimension ? 'Lines over time' : 'Bars';
     const before = lastResult.timeDimension ? 'dashed' : 'faint bars';
-    ui.chartCaption.textContent = `${kind}: ${ui.chartMetric.value}${lastResult.compared ? `; ${before}: the comparison period` : ''}${lastResult.rows.some(lastResult.isIncomplete) ? '; dotted: periods not over yet' : ''}.`;
+    const names = ui.chartMetric.value || lastResult.metrics.map((m) => m.name).join(', ');
+    const parts = [
+      `${kind}: ${names}`,
+      ...(lastResult.compared ? [`${before}: the comparison period`] : []),
+      ...(lastResult.timeDimension && lastResult.rows.some(lastResult.isIncomplete)
+        ? ['dotted: periods not over yet']
+        : []),
+      ...chart.notes,
+    ];
+    ui.chartCaption.textContent = `${parts.join('; ')}.`;
     ui.chartCanvas.setAttribute('role', 'img');
     ui.chartCanvas.setAttribute('aria-label', ui.chartCaption.textContent);
   }
