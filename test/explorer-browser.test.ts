@@ -367,6 +367,28 @@ describe('GET /explore in Chromium', () => {
     await shoot(page, 'explorer-breakdown-top-labels');
   });
 
+  it('downloads the answer as CSV, named as the server names it', async () => {
+    const sent = JSON.parse(new URL(page.url()).searchParams.get('q')!);
+    const csv = await http(
+      cairn.url,
+      'GET',
+      `/api/v1/query?q=${encodeURIComponent(JSON.stringify(sent))}`,
+      { headers: { ...cairn.auth, Accept: 'text/csv' } },
+    );
+    expect(csv.status).toBe(200);
+    const name = /filename="([^"]+)"/.exec(csv.headers.get('content-disposition') ?? '')?.[1];
+    expect(name).toMatch(/\.csv$/);
+
+    const saving = page.waitForEvent('download', BUSY);
+    await page.getByRole('button', { name: 'Download CSV' }).click();
+    const download = await saving;
+    expect(download.suggestedFilename()).toBe(name);
+    expect(fs.readFileSync((await download.path())!, 'utf8')).toBe(csv.text);
+    await expect
+      .poll(() => page.locator('#status').textContent())
+      .toBe(`Saved the answer as ${name}.`);
+  });
+
   it('sorts the table, draws bars for labels and follows a label to its filtered query', async () => {
     const body = {
       metrics: ['tasks_created', 'completion_rate'],

@@ -1,4 +1,4 @@
-import { ApiError, api, curlFor, revalidate, token } from './api.js';
+import { ApiError, api, curlFor, downloadCsv, revalidate, token } from './api.js';
 import { createDependents } from './dependents.js';
 import { byId, el, say } from './dom.js';
 import { clearIssues, showIssues } from './field-errors.js';
@@ -18,6 +18,7 @@ const ui = {
   results: byId('results'),
   status: byId('status'),
   problem: byId('problem'),
+  resultActions: byId('result-actions'),
   warnings: byId('warnings'),
   chartControls: byId('chart-controls'),
   chartMetric: byId('chart-metric'),
@@ -157,6 +158,7 @@ function showResult(result, elapsed, reused) {
     caption: `${metadata.query?.period?.name ?? ''} · ${metadata.query?.business ?? 'all businesses'}`,
   });
   ui.tableWrap.hidden = false;
+  ui.resultActions.hidden = false;
   renderMetadata(ui.metadataList, metadata, elapsed);
   ui.metadata.hidden = false;
 }
@@ -167,6 +169,7 @@ function clearResult() {
   redraw();
   ui.chartControls.hidden = true;
   ui.tableWrap.hidden = true;
+  ui.resultActions.hidden = true;
   ui.metadata.hidden = true;
   ui.warnings.replaceChildren();
 }
@@ -263,6 +266,16 @@ ui.table.addEventListener('click', (event) => {
   navigate(link.getAttribute('href'));
 });
 ui.chartMetric.addEventListener('change', redraw);
+byId('download-csv').addEventListener('click', async () => {
+  if (!lastAnswer) return;
+  say(ui.problem, '');
+  try {
+    const name = await downloadCsv(lastAnswer.url);
+    say(ui.status, `Saved the answer as ${name}.`);
+  } catch (err) {
+    say(ui.problem, `The CSV download failed: ${err.message}`);
+  }
+});
 window.addEventListener('popstate', () => {
   const { body } = urlState();
   if (form && body) {
