@@ -485,10 +485,79 @@ describe('GET /explore in Chromium', () => {
     expect(await page.locator('#trail').textContent()).toContain('Follow-up 1');
     await shoot(page, 'explorer-dependents');
 
+    // Not a gid, so a name search: no raw pattern error, and the last task's list is gone.
     await page.getByLabel('Task ID').fill('no such task!');
     await page.getByLabel('Task ID').press('Enter');
-    await expect.poll(() => page.locator('#task-error').textContent(), BUSY).toMatch(/gid/);
+    await expect
+      .poll(() => page.locator('#task-error').textContent(), BUSY)
+      .toBe('No task ID (gid) or name matches “no such task!”.');
     expect(await page.getByLabel('Task ID').getAttribute('aria-invalid')).toBe('true');
+    expect(await listed()).toEqual([]);
+  });
+
+  it('finds a task by name, walks both directions at any depth, filtered by status', async () => {
+    const listed = () =>
+      page.$$eval('#dependents-list li', (items) =>
+        items.map((li) => [li.getAttribute('data-gid'), Number(li.getAttribute('data-depth'))]),
+      );
+    const status = () => page.locator('#dependents-status').textContent();
+    const [leafA] = firstDependent.dependents;
+    expect((await api('PUT', `/api/v1/tasks/${leafA}`, { status: 'completed' })).status).toBe(200);
+
+    // One task by that name: opened at once.
+    await page.getByLabel('Task ID').fill('Hub task');
+    await page.getByRole('button', { name: 'Show dependents' }).click();
+    await expect.poll(status, BUSY).toMatch(/^Page 1: 10 dependents; more follow/);
+    expect(await page.locator('#trail').textContent()).toBe('Hub task');
+
+    // Several: listed to pick from.
+    await page.getByLabel('Task ID').fill('Follow-up');
+    await page.getByLabel('Task ID').press('Enter');
+    await expect
+      .poll(status, BUSY)
+      .toBe('12 tasks have “Follow-up” in their name; the first 10 are listed: pick one.');
+    await page.getByRole('button', { name: 'Follow-up 1', exact: true }).click();
+    await expect.poll(listed, BUSY).toEqual(firstDependent.dependents.map((gid) => [gid, 1]));
+
+    // Every task the hub holds up, at any depth, each with its depth, as the API pages them.
+    await page.getByLabel('Task ID').fill(hub);
+    await page.getByLabel('Depth').selectOption('all');
+    await page.getByLabel('Task ID').press('Enter');
+    const deep = (
+      await api('GET', `/api/v1/tasks/${hub}/dependents?depth=all&limit=10`)
+    ).body.data.map((t: { gid: string; depth: number }) => [t.gid, t.depth]);
+    await expect.poll(listed, BUSY).toEqual(deep);
+    expect(deep.some(([, d]: [string, number]) => d === 2)).toBe(true);
+    expect(await status()).toBe('Page 1: 10 dependents at any depth; more follow.');
+    expect(
+      await page.locator(`#dependents-list li[data-gid="${leafA}"] .state`).textContent(),
+    ).toBe('completed');
+    await shoot(page, 'explorer-dependents-depth-all');
+
+    await page.getByLabel('Status', { exact: true }).selectOption('completed');
+    await page.getByLabel('Task ID').press('Enter');
+    await expect.poll(listed, BUSY).toEqual([[leafA, 2]]);
+    expect(await status()).toBe('Page 1: 1 completed dependent at any depth.');
+
+    // The other way: what the leaf waits for, directly and at any depth.
+    await page.getByLabel('Status', { exact: true }).selectOption('');
+    await page.getByLabel('Direction').selectOption('dependencies');
+    await page.getByLabel('Depth').selectOption('1');
+    await page.getByLabel('Task ID').fill(leafA!);
+    await page.getByRole('button', { name: 'Show dependencies' }).click();
+    await expect.poll(listed, BUSY).toEqual([[firstDependent.gid, 1]]);
+    await page.getByLabel('Depth').selectOption('all');
+    await page.getByLabel('Task ID').press('Enter');
+    await expect.poll(listed, BUSY).toEqual(
+      [
+        [firstDependent.gid, 1],
+        [hub, 2],
+      ].sort((a, b) => String(a[0]).localeCompare(String(b[0]))),
+    );
+    await page.getByRole('button', { name: 'Dependencies of Hub task', exact: true }).click();
+    await expect.poll(status, BUSY).toBe('No dependencies at any depth.');
+    await page.getByLabel('Direction').selectOption('dependents');
+    await page.getByLabel('Depth').selectOption('1');
   });
 
   it('reads on a narrow screen in the dark scheme', async () => {
