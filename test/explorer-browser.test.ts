@@ -1,4 +1,5 @@
 import fs from 'node:fs';
+import { createRequire } from 'node:module';
 import path from 'node:path';
 import type { Page, Request } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -11,6 +12,25 @@ import { waitFor } from './support/engines.ts';
 import { http } from './support/http.ts';
 
 const BUSY = { timeout: 60_000 };
+
+/** axe-core's engine, run inside the page (by evaluation: the page's CSP allows no inline script). */
+const AXE_SOURCE = fs.readFileSync(
+  createRequire(import.meta.url).resolve('axe-core/axe.min.js'),
+  'utf8',
+);
+
+/**
+ * axe-core's violations on the page as it is now, one line per element at fault. Its default
+ * rules, and one it still calls experimental: a control's accessible name contains its visible
+ * text, so a person using speech input can name what they see.
+ */
+async function accessibilityViolations(page: Page): Promise<string[]> {
+  if (!(await page.evaluate("typeof window.axe === 'object'"))) await page.evaluate(AXE_SOURCE);
+  const violations = (await page.evaluate(
+    "axe.run(document, { resultTypes: ['violations'], rules: { 'label-content-name-mismatch': { enabled: true } } }).then((r) => r.violations.map((v) => ({ id: v.id, help: v.help, nodes: v.nodes.map((n) => n.target.join(' ') + ': ' + n.failureSummary) })))",
+  )) as Array<{ id: string; help: string; nodes: string[] }>;
+  return violations.flatMap((v) => v.nodes.map((node) => `${v.id} (${v.help}) at ${node}`));
+}
 
 /**
  * The explorer driven as a person would, in a real Chromium, against a server holding the
@@ -123,6 +143,7 @@ describe('GET /explore in Chromium', () => {
       await visitor.goto(`${cairn.url}/docs`);
       await visitor.getByRole('link', { name: 'the explorer' }).click();
       await visitor.waitForURL(`${cairn.url}/explore`);
+      expect(await accessibilityViolations(visitor)).toEqual([]);
 
       // The first Tab stop jumps past the form to the answer.
       await visitor.keyboard.press('Tab');
@@ -137,6 +158,7 @@ describe('GET /explore in Chromium', () => {
         .toContain('a token is needed to run it');
       expect(await visitor.locator('#status').textContent()).toContain('Waiting for a token');
       expect(await visitor.locator('#metrics').textContent()).toContain('once a token is in use');
+      expect(await accessibilityViolations(visitor)).toEqual([]);
       await shoot(visitor, 'explorer-shared-link-no-token');
     } finally {
       await visitor.close();
@@ -190,6 +212,7 @@ describe('GET /explore in Chromium', () => {
     expect(curl).toContain(`-d '${JSON.stringify(sent)}'`);
     expect(curl).toContain('Bearer $CAIRN_TOKEN');
     expect(curl).not.toContain(token);
+    expect(await accessibilityViolations(page)).toEqual([]);
     await shoot(page, 'explorer-default');
   });
 
@@ -266,6 +289,7 @@ describe('GET /explore in Chromium', () => {
     expect(await page.locator('#chart-caption').textContent()).toContain(
       'dotted: periods not over yet',
     );
+    expect(await accessibilityViolations(page)).toEqual([]);
     await shoot(page, 'explorer-comparison');
     await page.getByLabel('Compare with').selectOption('');
     await page.getByLabel('Period', { exact: true }).selectOption('last_30_days');
@@ -364,6 +388,7 @@ describe('GET /explore in Chromium', () => {
     });
     expect(drawn!.data[top.length + 1]).toEqual(months.map((m) => sumOf(rest, m)));
     expect(await page.locator('#chart .u-legend .u-series').count()).toBe(1 + top.length + 1);
+    expect(await accessibilityViolations(page)).toEqual([]);
     await shoot(page, 'explorer-breakdown-top-labels');
   });
 
@@ -442,6 +467,7 @@ describe('GET /explore in Chromium', () => {
     expect(await page.getByLabel('Time zone').getAttribute('aria-describedby')).toBe(
       await shown.getAttribute('id'),
     );
+    expect(await accessibilityViolations(page)).toEqual([]);
     await shoot(page, 'explorer-422');
 
     await page.getByLabel('Time zone').fill('Europe/Paris');
@@ -483,6 +509,7 @@ describe('GET /explore in Chromium', () => {
     await page.getByRole('button', { name: 'Dependents of Follow-up 1', exact: true }).click();
     await expect.poll(listed, BUSY).toEqual(firstDependent.dependents);
     expect(await page.locator('#trail').textContent()).toContain('Follow-up 1');
+    expect(await accessibilityViolations(page)).toEqual([]);
     await shoot(page, 'explorer-dependents');
 
     // Not a gid, so a name search: no raw pattern error, and the last task's list is gone.
@@ -532,6 +559,7 @@ describe('GET /explore in Chromium', () => {
     expect(
       await page.locator(`#dependents-list li[data-gid="${leafA}"] .state`).textContent(),
     ).toBe('completed');
+    expect(await accessibilityViolations(page)).toEqual([]);
     await shoot(page, 'explorer-dependents-depth-all');
 
     await page.getByLabel('Status', { exact: true }).selectOption('completed');
@@ -584,8 +612,28 @@ describe('GET /explore in Chromium', () => {
       for (const extra of legendOverflow) expect(extra).toBeLessThanOrEqual(0);
       const background = await phone.evaluate('getComputedStyle(document.body).backgroundColor');
       expect(background).toBe('rgb(15, 20, 25)');
+      // Results and the dependents from the link, then an error, then a page with no token yet.
+      await expect
+        .poll(() => phone.locator('#dependents-list li').count(), BUSY)
+        .toBeGreaterThan(0);
+      expect(await accessibilityViolations(phone)).toEqual([]);
       await phone.screenshot({
         path: path.join(SCREENSHOT_DIR, 'explorer-narrow-dark.png'),
+        fullPage: true,
+      });
+      await phone.getByLabel('Time zone').fill('Mars/Olympus_Mons');
+      await phone.getByRole('button', { name: 'Run', exact: true }).click();
+      await phone.locator('#results[data-state="failed"]').waitFor(BUSY);
+      expect(await accessibilityViolations(phone)).toEqual([]);
+      await phone.screenshot({
+        path: path.join(SCREENSHOT_DIR, 'explorer-narrow-422.png'),
+        fullPage: true,
+      });
+      const empty = await narrow.context.newPage();
+      await empty.goto(`${cairn.url}/explore`);
+      expect(await accessibilityViolations(empty)).toEqual([]);
+      await empty.screenshot({
+        path: path.join(SCREENSHOT_DIR, 'explorer-narrow-empty.png'),
         fullPage: true,
       });
     } finally {
