@@ -226,8 +226,10 @@ export function createDependents({ onTask }) {
   async function find(text) {
     say(error, '');
     input.removeAttribute('aria-invalid');
-    // The last task's list goes at once: it no longer answers what was asked.
+    // The last task's list and trail go at once: they no longer answer what was asked.
     clear('Looking for the task…');
+    trail = [];
+    trailNav.replaceChildren();
     if (!GID.test(text)) {
       if (text.length < MIN_SEARCH) {
         fail(`Enter a task ID, or at least ${MIN_SEARCH} characters of a task's name.`);
