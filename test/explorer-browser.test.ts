@@ -632,6 +632,31 @@ describe('GET /explore in Chromium', () => {
         path: path.join(SCREENSHOT_DIR, 'explorer-narrow-422.png'),
         fullPage: true,
       });
+      // A breakdown's legend (five labels, "other") wraps inside the chart too.
+      const day = (daysAgo: number) =>
+        new Date(Date.now() - daysAgo * 86_400_000).toISOString().slice(0, 10);
+      const breakdown = {
+        metrics: ['tasks_created'],
+        dimensions: ['month', 'project'],
+        date_range: [day(70), day(35)],
+      };
+      await phone.goto(`${cairn.url}/explore?q=${encodeURIComponent(JSON.stringify(breakdown))}`);
+      await phone.locator('#results[data-state="done"]').waitFor(BUSY);
+      expect(await phone.locator('#chart .u-legend .u-series').count()).toBe(7);
+      const wide = await phone.$$eval('#chart .u-legend', (legends) =>
+        legends.map((legend) => legend.scrollWidth - (legend.parentElement?.clientWidth ?? 0)),
+      );
+      for (const extra of wide) expect(extra).toBeLessThanOrEqual(0);
+      expect(
+        await phone.evaluate(
+          'document.documentElement.scrollWidth - document.documentElement.clientWidth',
+        ),
+      ).toBeLessThanOrEqual(0);
+      expect(await accessibilityViolations(phone)).toEqual([]);
+      await phone.screenshot({
+        path: path.join(SCREENSHOT_DIR, 'explorer-narrow-breakdown.png'),
+        fullPage: true,
+      });
       const empty = await narrow.context.newPage();
       await empty.goto(`${cairn.url}/explore`);
       expect(await accessibilityViolations(empty)).toEqual([]);
