@@ -55,7 +55,7 @@ export function mountExplorer(app: express.Express): void {
   );
   app.use('/explore/assets', assets.serve);
   // The root is where a person lands first: the page made for people, not a 404.
-  app.get('/', (_req: Request, res: Response) => res.redirect(302, '/explore'));
+  app.get('/', (_req: Request, res: Response) => res.status(302).location('/explore').end());
   app.get('/explore', (req: Request, res: Response) => {
     res.setHeader('Content-Security-Policy', PAGE_POLICY);
     return sendAsset(req, res, page, REVALIDATE);
