@@ -1,4 +1,5 @@
 import fs from 'node:fs';
+import { createRequire } from 'node:module';
 import path from 'node:path';
 import type { Page, Request } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -8,9 +9,28 @@ import { projectionFreshness } from '../libs/projection/projection-freshness.ts'
 import { wakeProjector } from '../libs/projection/projector-jobs.ts';
 import { useCairn } from './support/cairn.ts';
 import { waitFor } from './support/engines.ts';
-import { http } from './support/http.ts';
+import { expectDocumentedAnswer, http, readAnswer } from './support/http.ts';
 
 const BUSY = { timeout: 60_000 };
+
+/** axe-core's engine, run inside the page (by evaluation: the page's CSP allows no inline script). */
+const AXE_SOURCE = fs.readFileSync(
+  createRequire(import.meta.url).resolve('axe-core/axe.min.js'),
+  'utf8',
+);
+
+/**
+ * axe-core's violations on the page as it is now, one line per element at fault. Its default
+ * rules, and one it still calls experimental: a control's accessible name contains its visible
+ * text, so a person using speech input can name what they see.
+ */
+async function accessibilityViolations(page: Page): Promise<string[]> {
+  if (!(await page.evaluate("typeof window.axe === 'object'"))) await page.evaluate(AXE_SOURCE);
+  const violations = (await page.evaluate(
+    "axe.run(document, { resultTypes: ['violations'], rules: { 'label-content-name-mismatch': { enabled: true } } }).then((r) => r.violations.map((v) => ({ id: v.id, help: v.help, nodes: v.nodes.map((n) => n.target.join(' ') + ': ' + n.failureSummary) })))",
+  )) as Array<{ id: string; help: string; nodes: string[] }>;
+  return violations.flatMap((v) => v.nodes.map((node) => `${v.id} (${v.help}) at ${node}`));
+}
 
 /**
  * The explorer driven as a person would, in a real Chromium, against a server holding the
@@ -113,6 +133,39 @@ describe('GET /explore in Chromium', () => {
       ),
     );
 
+  it('is where / and /docs lead, and a shared link without a token says one is needed', async () => {
+    const root = await fetch(`${cairn.url}/`, { redirect: 'manual' });
+    expect(root.status).toBe(302);
+    expect(root.headers.get('location')).toBe('/explore');
+    await expectDocumentedAnswer(cairn.url, 'GET', '/', await readAnswer(root));
+
+    const visitor = await browser.context.newPage();
+    try {
+      await visitor.goto(`${cairn.url}/docs`);
+      await visitor.getByRole('link', { name: 'the explorer' }).click();
+      await visitor.waitForURL(`${cairn.url}/explore`);
+      expect(await accessibilityViolations(visitor)).toEqual([]);
+
+      // The first Tab stop jumps past the form to the answer.
+      await visitor.keyboard.press('Tab');
+      expect(await visitor.evaluate('document.activeElement.textContent')).toBe('Skip to results');
+      await visitor.keyboard.press('Enter');
+      expect(await visitor.evaluate('document.activeElement.id')).toBe('results');
+
+      const shared = { metrics: ['tasks_created'], dimensions: ['day'], period: 'last_7_days' };
+      await visitor.goto(`${cairn.url}/explore?q=${encodeURIComponent(JSON.stringify(shared))}`);
+      await expect
+        .poll(() => visitor.locator('#whoami').textContent())
+        .toContain('a token is needed to run it');
+      expect(await visitor.locator('#status').textContent()).toContain('Waiting for a token');
+      expect(await visitor.locator('#metrics').textContent()).toContain('once a token is in use');
+      expect(await accessibilityViolations(visitor)).toEqual([]);
+      await shoot(visitor, 'explorer-shared-link-no-token');
+    } finally {
+      await visitor.close();
+    }
+  });
+
   it('takes a token by keyboard, keeps it out of the URL, and runs the default query', async () => {
     await openPage();
     const token = cairn.auth.Authorization.replace('Bearer ', '');
@@ -160,6 +213,7 @@ describe('GET /explore in Chromium', () => {
     expect(curl).toContain(`-d '${JSON.stringify(sent)}'`);
     expect(curl).toContain('Bearer $CAIRN_TOKEN');
     expect(curl).not.toContain(token);
+    expect(await accessibilityViolations(page)).toEqual([]);
     await shoot(page, 'explorer-default');
   });
 
@@ -219,7 +273,7 @@ describe('GET /explore in Chromium', () => {
         answer.metadata.totals_comparison[metric],
       );
     }
-    expect(await page.locator('#chart .u-legend').textContent()).toContain(
+    expect((await page.locator('#chart .u-legend').allTextContents()).join(' ')).toContain(
       `${sent.metrics[0]}, before`,
     );
     expect(await page.locator('#chart-caption').textContent()).toContain(
@@ -236,6 +290,7 @@ describe('GET /explore in Chromium', () => {
     expect(await page.locator('#chart-caption').textContent()).toContain(
       'dotted: periods not over yet',
     );
+    expect(await accessibilityViolations(page)).toEqual([]);
     await shoot(page, 'explorer-comparison');
     await page.getByLabel('Compare with').selectOption('');
     await page.getByLabel('Period', { exact: true }).selectOption('last_30_days');
@@ -256,6 +311,108 @@ describe('GET /explore in Chromium', () => {
     expect(await tableRows()).toEqual(answer.data);
     expect(answer.data.length).toBe(7);
     await page.getByLabel('Period', { exact: true }).selectOption('last_30_days');
+  });
+
+  /** What uPlot holds for each chart drawn: its series' labels and its data, x first. */
+  const plots = (on: Page = page) =>
+    on.evaluate(
+      "document.getElementById('chart-canvas').plots.map((p) => ({ labels: p.series.slice(1).map((s) => s.label), data: p.data }))",
+    ) as Promise<Array<{ labels: string[]; data: Array<Array<number | null>> }>>;
+
+  it('charts several metrics at once, one chart per unit, or one metric alone', async () => {
+    const body = {
+      metrics: ['tasks_created', 'tasks_completed', 'completion_rate'],
+      dimensions: ['month'],
+      period: 'last_90_days',
+    };
+    await page.goto(`${cairn.url}/explore?q=${encodeURIComponent(JSON.stringify(body))}`);
+    await page.locator('#results[data-state="done"]').waitFor(BUSY);
+    const answer = (await api('POST', '/api/v1/query', body)).body;
+    const drawn = await plots();
+    // Tasks share an axis; the ratio has its own.
+    expect(drawn.map((p) => p.labels.filter((l) => !l.endsWith('(incomplete)')))).toEqual([
+      ['tasks_created', 'tasks_completed'],
+      ['completion_rate'],
+    ]);
+    const complete = answer.data.filter((_: unknown, i: number) => i < answer.data.length - 1);
+    for (const [p, metric] of [
+      [0, 'tasks_created'],
+      [0, 'tasks_completed'],
+      [1, 'completion_rate'],
+    ] as const) {
+      const values = drawn[p]!.data[drawn[p]!.labels.indexOf(metric) + 1]!;
+      expect(values.slice(0, complete.length)).toEqual(complete.map((r: any) => r[metric]));
+    }
+    expect(await page.locator('#chart-caption').textContent()).toContain(
+      'Lines over time: tasks_created, tasks_completed, completion_rate',
+    );
+    await shoot(page, 'explorer-several-metrics');
+
+    await page.getByLabel('Chart', { exact: true }).selectOption('completion_rate');
+    expect((await plots()).map((p) => p.labels[0])).toEqual(['completion_rate']);
+  });
+
+  it('charts a breakdown as its five largest labels and one "other", zero-filled', async () => {
+    const day = (daysAgo: number) =>
+      new Date(Date.now() - daysAgo * 86_400_000).toISOString().slice(0, 10);
+    const body = {
+      metrics: ['tasks_created'],
+      dimensions: ['month', 'project'],
+      date_range: [day(70), day(35)],
+    };
+    await page.goto(`${cairn.url}/explore?q=${encodeURIComponent(JSON.stringify(body))}`);
+    await page.locator('#results[data-state="done"]').waitFor(BUSY);
+    const answer = (await api('POST', '/api/v1/query', body)).body;
+    expect(answer.metadata.incomplete_from).toBeNull();
+    const months = [...new Set<string>(answer.data.map((r: any) => r.month))].sort();
+    const totals = new Map<string, number>();
+    for (const row of answer.data) {
+      const label = row.project ?? '(none)';
+      totals.set(label, (totals.get(label) ?? 0) + row.tasks_created);
+    }
+    const ranked = [...totals].sort((a, b) => b[1] - a[1]).map(([label]) => label);
+    // The demo's eight projects: more than the chart draws one by one.
+    expect(ranked.length).toBeGreaterThan(6);
+    const top = ranked.slice(0, 5);
+    const rest = ranked.slice(5);
+    const sumOf = (labels: string[], month: string) =>
+      answer.data
+        .filter((r: any) => r.month === month && labels.includes(r.project ?? '(none)'))
+        .reduce((sum: number, r: any) => sum + r.tasks_created, 0);
+
+    const [drawn] = await plots();
+    expect(drawn!.labels).toEqual([...top, `other (${rest.length} labels)`]);
+    expect(drawn!.data[0]!.length).toBe(months.length);
+    top.forEach((label, i) => {
+      // A month without a row for this project is a 0 on the line, not a gap.
+      expect(drawn!.data[i + 1]).toEqual(months.map((m) => sumOf([label], m)));
+    });
+    expect(drawn!.data[top.length + 1]).toEqual(months.map((m) => sumOf(rest, m)));
+    expect(await page.locator('#chart .u-legend .u-series').count()).toBe(1 + top.length + 1);
+    expect(await accessibilityViolations(page)).toEqual([]);
+    await shoot(page, 'explorer-breakdown-top-labels');
+  });
+
+  it('downloads the answer as CSV, named as the server names it', async () => {
+    const sent = JSON.parse(new URL(page.url()).searchParams.get('q')!);
+    const csv = await http(
+      cairn.url,
+      'GET',
+      `/api/v1/query?q=${encodeURIComponent(JSON.stringify(sent))}`,
+      { headers: { ...cairn.auth, Accept: 'text/csv' } },
+    );
+    expect(csv.status).toBe(200);
+    const name = /filename="([^"]+)"/.exec(csv.headers.get('content-disposition') ?? '')?.[1];
+    expect(name).toMatch(/\.csv$/);
+
+    const saving = page.waitForEvent('download', BUSY);
+    await page.getByRole('button', { name: 'Download CSV' }).click();
+    const download = await saving;
+    expect(download.suggestedFilename()).toBe(name);
+    expect(fs.readFileSync((await download.path())!, 'utf8')).toBe(csv.text);
+    await expect
+      .poll(() => page.locator('#status').textContent())
+      .toBe(`Saved the answer as ${name}.`);
   });
 
   it('sorts the table, draws bars for labels and follows a label to its filtered query', async () => {
@@ -311,6 +468,7 @@ describe('GET /explore in Chromium', () => {
     expect(await page.getByLabel('Time zone').getAttribute('aria-describedby')).toBe(
       await shown.getAttribute('id'),
     );
+    expect(await accessibilityViolations(page)).toEqual([]);
     await shoot(page, 'explorer-422');
 
     await page.getByLabel('Time zone').fill('Europe/Paris');
@@ -352,12 +510,86 @@ describe('GET /explore in Chromium', () => {
     await page.getByRole('button', { name: 'Dependents of Follow-up 1', exact: true }).click();
     await expect.poll(listed, BUSY).toEqual(firstDependent.dependents);
     expect(await page.locator('#trail').textContent()).toContain('Follow-up 1');
+    expect(await accessibilityViolations(page)).toEqual([]);
     await shoot(page, 'explorer-dependents');
 
+    // Not a gid, so a name search: no raw pattern error, and the last task's list is gone.
     await page.getByLabel('Task ID').fill('no such task!');
     await page.getByLabel('Task ID').press('Enter');
-    await expect.poll(() => page.locator('#task-error').textContent(), BUSY).toMatch(/gid/);
+    await expect
+      .poll(() => page.locator('#task-error').textContent(), BUSY)
+      .toBe('No task ID (gid) or name matches “no such task!”.');
     expect(await page.getByLabel('Task ID').getAttribute('aria-invalid')).toBe('true');
+    expect(await listed()).toEqual([]);
+    expect(await page.locator('#trail').textContent()).toBe('');
+  });
+
+  it('finds a task by name, walks both directions at any depth, filtered by status', async () => {
+    const listed = () =>
+      page.$$eval('#dependents-list li', (items) =>
+        items.map((li) => [li.getAttribute('data-gid'), Number(li.getAttribute('data-depth'))]),
+      );
+    const status = () => page.locator('#dependents-status').textContent();
+    const [leafA] = firstDependent.dependents;
+    expect((await api('PUT', `/api/v1/tasks/${leafA}`, { status: 'completed' })).status).toBe(200);
+
+    // One task by that name: opened at once.
+    await page.getByLabel('Task ID').fill('Hub task');
+    await page.getByRole('button', { name: 'Show dependents' }).click();
+    await expect.poll(status, BUSY).toMatch(/^Page 1: 10 dependents; more follow/);
+    expect(await page.locator('#trail').textContent()).toBe('Hub task');
+
+    // Several: listed to pick from.
+    await page.getByLabel('Task ID').fill('Follow-up');
+    await page.getByLabel('Task ID').press('Enter');
+    await expect
+      .poll(status, BUSY)
+      .toBe('12 tasks have “Follow-up” in their name; the first 10 are listed: pick one.');
+    await page.getByRole('button', { name: 'Follow-up 1', exact: true }).click();
+    await expect.poll(listed, BUSY).toEqual(firstDependent.dependents.map((gid) => [gid, 1]));
+
+    // Every task the hub holds up, at any depth, each with its depth, as the API pages them.
+    await page.getByLabel('Task ID').fill(hub);
+    await page.getByLabel('Depth').selectOption('all');
+    await page.getByLabel('Task ID').press('Enter');
+    const deep = (
+      await api('GET', `/api/v1/tasks/${hub}/dependents?depth=all&limit=10`)
+    ).body.data.map((t: { gid: string; depth: number }) => [t.gid, t.depth]);
+    await expect.poll(listed, BUSY).toEqual(deep);
+    expect(await status()).toBe('Page 1: 10 dependents at any depth; more follow.');
+    // Each with its status, as the API has it (pages are in gid order: any task may be here).
+    const statuses = (
+      await api('GET', `/api/v1/tasks/${hub}/dependents?depth=all&limit=10&opt_fields=status`)
+    ).body.data.map((t: { status: string }) => t.status);
+    expect(await page.locator('#dependents-list li .state').allTextContents()).toEqual(statuses);
+    expect(await accessibilityViolations(page)).toEqual([]);
+    await shoot(page, 'explorer-dependents-depth-all');
+
+    await page.getByLabel('Status', { exact: true }).selectOption('completed');
+    await page.getByLabel('Task ID').press('Enter');
+    // A task two links away says so (the unfiltered first page, in gid order, may not hold one).
+    await expect.poll(listed, BUSY).toEqual([[leafA, 2]]);
+    expect(await status()).toBe('Page 1: 1 completed dependent at any depth.');
+
+    // The other way: what the leaf waits for, directly and at any depth.
+    await page.getByLabel('Status', { exact: true }).selectOption('');
+    await page.getByLabel('Direction').selectOption('dependencies');
+    await page.getByLabel('Depth').selectOption('1');
+    await page.getByLabel('Task ID').fill(leafA!);
+    await page.getByRole('button', { name: 'Show dependencies' }).click();
+    await expect.poll(listed, BUSY).toEqual([[firstDependent.gid, 1]]);
+    await page.getByLabel('Depth').selectOption('all');
+    await page.getByLabel('Task ID').press('Enter');
+    await expect.poll(listed, BUSY).toEqual(
+      [
+        [firstDependent.gid, 1],
+        [hub, 2],
+      ].sort((a, b) => String(a[0]).localeCompare(String(b[0]))),
+    );
+    await page.getByRole('button', { name: 'Dependencies of Hub task', exact: true }).click();
+    await expect.poll(status, BUSY).toBe('No dependencies at any depth.');
+    await page.getByLabel('Direction').selectOption('dependents');
+    await page.getByLabel('Depth').selectOption('1');
   });
 
   it('reads on a narrow screen in the dark scheme', async () => {
@@ -376,10 +608,61 @@ describe('GET /explore in Chromium', () => {
         'document.documentElement.scrollWidth - document.documentElement.clientWidth',
       );
       expect(overflow).toBeLessThanOrEqual(0);
+      // Every legend wraps inside its chart rather than running off the side.
+      const legendOverflow = await phone.$$eval('#chart .u-legend', (legends) =>
+        legends.map((legend) => legend.scrollWidth - (legend.parentElement?.clientWidth ?? 0)),
+      );
+      expect(legendOverflow.length).toBeGreaterThan(0);
+      for (const extra of legendOverflow) expect(extra).toBeLessThanOrEqual(0);
       const background = await phone.evaluate('getComputedStyle(document.body).backgroundColor');
       expect(background).toBe('rgb(15, 20, 25)');
+      // Results and the dependents from the link, then an error, then a page with no token yet.
+      await expect
+        .poll(() => phone.locator('#dependents-list li').count(), BUSY)
+        .toBeGreaterThan(0);
+      expect(await accessibilityViolations(phone)).toEqual([]);
       await phone.screenshot({
         path: path.join(SCREENSHOT_DIR, 'explorer-narrow-dark.png'),
+        fullPage: true,
+      });
+      await phone.getByLabel('Time zone').fill('Mars/Olympus_Mons');
+      await phone.getByRole('button', { name: 'Run', exact: true }).click();
+      await phone.locator('#results[data-state="failed"]').waitFor(BUSY);
+      expect(await accessibilityViolations(phone)).toEqual([]);
+      await phone.screenshot({
+        path: path.join(SCREENSHOT_DIR, 'explorer-narrow-422.png'),
+        fullPage: true,
+      });
+      // A breakdown's legend (five labels, "other") wraps inside the chart too.
+      const day = (daysAgo: number) =>
+        new Date(Date.now() - daysAgo * 86_400_000).toISOString().slice(0, 10);
+      const breakdown = {
+        metrics: ['tasks_created'],
+        dimensions: ['month', 'project'],
+        date_range: [day(70), day(35)],
+      };
+      await phone.goto(`${cairn.url}/explore?q=${encodeURIComponent(JSON.stringify(breakdown))}`);
+      await phone.locator('#results[data-state="done"]').waitFor(BUSY);
+      expect(await phone.locator('#chart .u-legend .u-series').count()).toBe(7);
+      const wide = await phone.$$eval('#chart .u-legend', (legends) =>
+        legends.map((legend) => legend.scrollWidth - (legend.parentElement?.clientWidth ?? 0)),
+      );
+      for (const extra of wide) expect(extra).toBeLessThanOrEqual(0);
+      expect(
+        await phone.evaluate(
+          'document.documentElement.scrollWidth - document.documentElement.clientWidth',
+        ),
+      ).toBeLessThanOrEqual(0);
+      expect(await accessibilityViolations(phone)).toEqual([]);
+      await phone.screenshot({
+        path: path.join(SCREENSHOT_DIR, 'explorer-narrow-breakdown.png'),
+        fullPage: true,
+      });
+      const empty = await narrow.context.newPage();
+      await empty.goto(`${cairn.url}/explore`);
+      expect(await accessibilityViolations(empty)).toEqual([]);
+      await empty.screenshot({
+        path: path.join(SCREENSHOT_DIR, 'explorer-narrow-empty.png'),
         fullPage: true,
       });
     } finally {
@@ -417,5 +700,49 @@ describe('GET /explore in Chromium', () => {
       await cold.close();
     }
     expect(problems).toEqual([]);
+  });
+});
+
+describe('the explorer’s hour axis on a night the clocks go back', () => {
+  // No row cap here, and no data needed: a series answers every bucket of its period.
+  const cairn = useCairn();
+  let browser: Browser;
+  beforeAll(async () => {
+    browser = await launchBrowser();
+  }, 120_000);
+  afterAll(async () => {
+    await browser?.close();
+  });
+
+  it('draws one point per hourly row, both 01:00 of the night included', async () => {
+    // New York left summer time on 2 November 2025: that day has 25 hours, the next 24.
+    const body = {
+      metrics: ['tasks_created'],
+      dimensions: ['hour'],
+      date_range: ['2025-11-02', '2025-11-03'],
+      timezone: 'America/New_York',
+    };
+    const answer = (await http(cairn.url, 'POST', '/api/v1/query', { headers: cairn.auth, body }))
+      .body;
+    expect(answer.data.length).toBe(49);
+    const hours = answer.data.map((row: { hour: string }) => row.hour);
+    expect(hours).toContain('2025-11-02T01:00:00-04:00');
+    expect(hours).toContain('2025-11-02T01:00:00-05:00');
+
+    const page = await browser.context.newPage();
+    await page.goto(`${cairn.url}/explore`);
+    const token = cairn.auth.Authorization.replace('Bearer ', '');
+    await page.evaluate(`sessionStorage.setItem('cairn.token', ${JSON.stringify(token)})`);
+    await page.goto(`${cairn.url}/explore?q=${encodeURIComponent(JSON.stringify(body))}`);
+    await page.locator('#results[data-state="done"]').waitFor(BUSY);
+    const x = (await page.evaluate(
+      "document.getElementById('chart-canvas').plots[0].data[0]",
+    )) as number[];
+    expect(x).toEqual(hours.map((hour: string) => Date.parse(hour) / 1000));
+    expect(await page.locator('#chart .plot').getAttribute('data-points')).toBe('49');
+    await page.screenshot({
+      path: path.join(SCREENSHOT_DIR, 'explorer-dst-hours.png'),
+      fullPage: true,
+    });
   });
 });

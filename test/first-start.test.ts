@@ -69,6 +69,8 @@ describe('first start on an empty data directory', () => {
     const url = /API {9}(http:\/\/\S+)/.exec(printed)?.[1];
     expect(url).toMatch(/^http:\/\/127\.0\.0\.1:\d+$/);
     expect(printed).toContain(`${url}/docs`);
+    expect(printed).toContain(`; explorer: ${url}/explore`);
+    expect(printed).toContain(`Explorer    ${url}/explore`);
     const masterKeyFile = path.join(dataDir, 'master.key');
     const tokenFile = path.join(dataDir, 'demo.token');
     expect(printed).toContain(`Master key  ${masterKeyFile}`);
@@ -161,7 +163,7 @@ describe('first start on an empty data directory', () => {
       intervalMs: 200,
     });
     expect(summary).toBe(
-      `Cairn: 120 tasks in 3 businesses · docs ${/http:\S+\/docs/.exec(summary!)![0]} · master key in ${path.join(dataDir, 'master.key')} · demo token in ${path.join(dataDir, 'demo.token')}\n`,
+      `Cairn: 120 tasks in 3 businesses · explorer ${/http:\S+\/explore/.exec(summary!)![0]} · docs ${/http:\S+\/docs/.exec(summary!)![0]} · master key in ${path.join(dataDir, 'master.key')} · demo token in ${path.join(dataDir, 'demo.token')}\n`,
     );
     expect(server.output()).not.toContain('Demo token');
     expect(server.output()).not.toContain('cairn_master_');

@@ -46,8 +46,11 @@ const decode = (answer: RawAnswer): Buffer => {
   return answer.body;
 };
 
+/** What a page loads (scripts, stylesheets, icons), not the pages it links to. */
 const refsOf = (html: string) =>
-  [...html.matchAll(/(?:src|href)="(\/[^"]+)"/g)].map(([, ref]) => ref ?? '');
+  [...html.matchAll(/<(?:script|link)\b[^>]*\s(?:src|href)="(\/[^"]+)"/g)].map(
+    ([, ref]) => ref ?? '',
+  );
 
 describe('the /explore and /docs pages and their assets', () => {
   // The contract's anonymous budget: 60 requests a minute.
@@ -59,6 +62,7 @@ describe('the /explore and /docs pages and their assets', () => {
     expect(page.headers.get('content-type')).toMatch(/^text\/html/);
     const refs = refsOf(page.text);
     expect(refs.length).toBeGreaterThanOrEqual(3);
+    expect(page.text).toContain('<a href="/explore">');
     // No CDN: every script and stylesheet is a path on this server.
     for (const ref of refs) expect(ref).toMatch(/^\/docs\/assets\/[0-9a-f]{16}\/[\w.-]+$/);
     const types: Record<string, RegExp> = {

@@ -78,6 +78,28 @@ export async function revalidate(path, kept) {
   return { url: path, etag: response.headers.get('ETag'), body, reused: false };
 }
 
+/**
+ * The same GET as CSV (`Accept: text/csv`), saved by the browser under the name the server
+ * gives in `Content-Disposition`.
+ */
+export async function downloadCsv(path) {
+  const response = await fetch(path, {
+    headers: { ...authorized(), Accept: 'text/csv' },
+    cache: 'no-store',
+  });
+  if (!response.ok) await readAnswer(response);
+  const disposition = response.headers.get('Content-Disposition') ?? '';
+  const name = /filename="?([^";]+)"?/.exec(disposition)?.[1] ?? 'cairn-query.csv';
+  const href = URL.createObjectURL(await response.blob());
+  const link = Object.assign(document.createElement('a'), { href, download: name });
+  document.body.append(link);
+  link.click();
+  link.remove();
+  // The click has handed the file to the browser; the URL can go once it has been read.
+  setTimeout(() => URL.revokeObjectURL(href), 60_000);
+  return name;
+}
+
 const shellQuote = (text) => `'${text.replace(/'/g, `'\\''`)}'`;
 
 /** The same request as a shell command; the token is left to an environment variable. */

@@ -4,14 +4,28 @@ import { formatLabel } from './format.js';
 
 const PAGE_SIZE = 10;
 const FIELDS = 'status,assignee,project';
+/** What the API takes as a task's gid; anything else can only be (part of) a name. */
+const GID = /^[A-Za-z0-9_-]{1,64}$/;
+/** The shortest text the task list's name search (`q`) takes. */
+const MIN_SEARCH = 3;
+
+const WORDS = {
+  dependents: { one: 'dependent', many: 'dependents', none: 'No task depends on this one.' },
+  dependencies: { one: 'dependency', many: 'dependencies', none: 'This task waits for no task.' },
+};
 
 /**
- * The dependents browser: a task's dependents a page at a time (following `next_offset`), and
- * a click on any of them to walk on to its own dependents. `onTask` hears the task shown.
+ * The dependents browser: a task (by gid, or found by name) and the tasks it holds up or waits
+ * for, directly or at any depth, filtered by status, a page at a time (following
+ * `next_offset`), and a click on any of them to walk on. `onTask` hears the task shown.
  */
 export function createDependents({ onTask }) {
   const form = byId('dependents-form');
   const input = byId('task-gid');
+  const direction = byId('dependents-direction');
+  const depth = byId('dependents-depth');
+  const statusFilter = byId('dependents-filter');
+  const showButton = byId('dependents-show');
   const error = byId('task-error');
   const status = byId('dependents-status');
   const list = byId('dependents-list');
@@ -20,72 +34,100 @@ export function createDependents({ onTask }) {
   const first = byId('dependents-first');
   let trail = [];
   let page = { gid: null, number: 1, nextOffset: null };
+  /** Only the latest request may draw: an earlier one answering late is dropped. */
+  let generation = 0;
 
-  const fail = (err) => {
-    const issues = err instanceof ApiError ? err.issues : [];
-    say(
-      error,
-      issues.length > 0
-        ? issues.map((i) => `${i.loc.join(' › ')}: ${i.msg}`).join('\n')
-        : err.message,
-    );
+  const words = () => WORDS[direction.value];
+
+  const clear = (message) => {
+    list.replaceChildren();
+    next.hidden = true;
+    first.hidden = true;
+    say(status, message);
+  };
+
+  const fail = (message) => {
+    say(error, message);
     input.setAttribute('aria-invalid', 'true');
-    say(status, '');
+    clear('');
+  };
+
+  const explain = (err) => {
+    const issues = err instanceof ApiError ? err.issues : [];
+    return issues.length > 0
+      ? issues.map((i) => `${i.loc.at(-1)}: ${i.msg}`).join('\n')
+      : err.message;
   };
 
   async function load(gid, offset, number) {
+    const mine = ++generation;
     say(error, '');
     input.removeAttribute('aria-invalid');
-    say(status, 'Loading…');
+    if (number === 1) clear('Loading…');
+    else say(status, 'Loading…');
     const query = new URLSearchParams({ limit: String(PAGE_SIZE), opt_fields: FIELDS });
+    if (depth.value === 'all') query.set('depth', 'all');
+    if (statusFilter.value) query.set('status', statusFilter.value);
     if (offset) query.set('offset', offset);
     try {
       const answer = await api(
         'GET',
-        `/api/v1/tasks/${encodeURIComponent(gid)}/dependents?${query}`,
+        `/api/v1/tasks/${encodeURIComponent(gid)}/${direction.value}?${query}`,
       );
+      if (mine !== generation) return false;
       page = { gid, number, nextOffset: answer.pagination?.next_offset ?? null };
       render(answer);
       return true;
     } catch (err) {
-      fail(err);
+      if (mine !== generation) return false;
+      fail(
+        err instanceof ApiError && err.status === 404
+          ? `No task has the ID “${gid}”.`
+          : explain(err),
+      );
       return false;
     }
   }
 
   function render(answer) {
+    const { one, many, none } = words();
+    const walk = direction.value === 'dependents' ? 'Dependents' : 'Dependencies';
     list.replaceChildren(
-      ...answer.data.map((task) =>
-        el(
+      ...answer.data.map((task) => {
+        const name = task.name ?? task.gid;
+        return el(
           'li',
-          { 'data-gid': task.gid },
-          el('strong', {}, task.name ?? task.gid),
+          { 'data-gid': task.gid, 'data-depth': String(task.depth ?? 1) },
+          el('strong', {}, name),
+          el('span', { class: 'depth' }, `depth ${task.depth ?? 1}`),
+          el('span', { class: `state state-${task.status}` }, formatLabel(task.status)),
           el(
             'span',
             { class: 'tag' },
-            `${formatLabel(task.status)} · ${formatLabel(task.assignee)} · ${formatLabel(task.project)}`,
+            `${formatLabel(task.assignee)} · ${formatLabel(task.project)}`,
           ),
           el('span', { class: 'gid' }, task.gid),
+          // The visible word is the start of the accessible name, so speech input finds it.
           el(
             'button',
-            {
-              type: 'button',
-              class: 'link',
-              'aria-label': `Dependents of ${task.name ?? task.gid}`,
-              onclick: () => open(task.gid, task.name),
-            },
-            'Its dependents',
+            { type: 'button', class: 'link', onclick: () => open(task.gid, task.name) },
+            walk,
+            el('span', { class: 'visually-hidden' }, ` of ${name}`),
           ),
-        ),
-      ),
+        );
+      }),
     );
     const shown = answer.data.length;
     const more = answer.pagination?.has_more === true;
+    const filtered = statusFilter.value ? ` ${statusFilter.value}` : '';
+    const deep = depth.value === 'all' ? ' at any depth' : '';
     say(
       status,
       shown === 0 && page.number === 1
-        ? 'No task depends on this one.'
-        : `Page ${page.number}: ${shown} dependent${shown === 1 ? '' : 's'}${more ? '; more follow' : ''}.`,
+        ? filtered || deep
+          ? `No${filtered} ${many}${deep}.`
+          : none
+        : `Page ${page.number}: ${shown}${filtered} ${shown === 1 ? one : many}${deep}${more ? '; more follow' : ''}.`,
     );
     next.hidden = !more;
     first.hidden = page.number === 1;
@@ -124,23 +166,112 @@ export function createDependents({ onTask }) {
     show(gid);
   }
 
-  form.addEventListener('submit', (event) => {
-    event.preventDefault();
-    const gid = input.value.trim();
-    if (gid === '') {
-      say(error, 'Enter the ID of a task.');
+  /** Starts from a task picked anew: the trail and the last list go. */
+  function begin(gid, name) {
+    trail = [];
+    open(gid, name);
+  }
+
+  /** Tasks whose name contains `text`; one is opened, several are offered to pick from. */
+  async function search(text) {
+    const mine = ++generation;
+    const query = new URLSearchParams({
+      q: text,
+      per_page: '10',
+      sort: 'name',
+      order: 'asc',
+      opt_fields: FIELDS,
+    });
+    let answer;
+    try {
+      answer = await api('GET', `/api/v1/tasks?${query}`);
+    } catch (err) {
+      if (mine === generation) fail(explain(err));
       return;
     }
+    if (mine !== generation) return;
+    const found = answer.data;
+    if (found.length === 0) {
+      fail(`No task ID (gid) or name matches “${text}”.`);
+      return;
+    }
+    if (found.length === 1) {
+      begin(found[0].gid, found[0].name);
+      return;
+    }
+    const total = answer.meta?.total ?? found.length;
+    trailNav.replaceChildren();
+    list.replaceChildren(
+      ...found.map((task) =>
+        el(
+          'li',
+          { 'data-gid': task.gid, class: 'match' },
+          el(
+            'button',
+            { type: 'button', class: 'link', onclick: () => begin(task.gid, task.name) },
+            task.name,
+          ),
+          el('span', { class: 'state' }, formatLabel(task.status)),
+          el('span', { class: 'tag' }, formatLabel(task.project)),
+          el('span', { class: 'gid' }, task.gid),
+        ),
+      ),
+    );
+    say(
+      status,
+      `${total} tasks have “${text}” in their name${total > found.length ? `; the first ${found.length} are listed` : ''}: pick one.`,
+    );
+  }
+
+  async function find(text) {
+    say(error, '');
+    input.removeAttribute('aria-invalid');
+    // The last task's list and trail go at once: they no longer answer what was asked.
+    clear('Looking for the task…');
     trail = [];
-    open(gid, undefined);
-    // The name arrives with the task itself; the trail shows the ID until then.
-    api('GET', `/api/v1/tasks/${encodeURIComponent(gid)}`)
-      .then((answer) => {
-        const step = trail.find((s) => s.gid === gid);
-        if (step) step.name = answer.data.name;
-        renderTrail();
-      })
-      .catch(() => {});
+    trailNav.replaceChildren();
+    if (!GID.test(text)) {
+      if (text.length < MIN_SEARCH) {
+        fail(`Enter a task ID, or at least ${MIN_SEARCH} characters of a task's name.`);
+        return;
+      }
+      await search(text);
+      return;
+    }
+    const mine = ++generation;
+    try {
+      const task = (await api('GET', `/api/v1/tasks/${encodeURIComponent(text)}?opt_fields=status`))
+        .data;
+      if (mine === generation) begin(task.gid, task.name);
+    } catch (err) {
+      if (mine !== generation) return;
+      // Not a task's ID: perhaps a word of its name.
+      if (err instanceof ApiError && err.status === 404 && text.length >= MIN_SEARCH) {
+        await search(text);
+      } else {
+        fail(
+          err instanceof ApiError && err.status === 404
+            ? `No task has the ID “${text}”.`
+            : explain(err),
+        );
+      }
+    }
+  }
+
+  const relabel = () => {
+    showButton.textContent = `Show ${direction.value}`;
+  };
+  direction.addEventListener('change', relabel);
+  relabel();
+
+  form.addEventListener('submit', (event) => {
+    event.preventDefault();
+    const text = input.value.trim();
+    if (text === '') {
+      fail('Enter the ID or the name of a task.');
+      return;
+    }
+    find(text);
   });
   next.addEventListener('click', () => {
     if (page.nextOffset) load(page.gid, page.nextOffset, page.number + 1);

@@ -49,6 +49,20 @@ export function wallClockSeconds(label) {
   return Date.UTC(+y, +mo - 1, +d, +h, +mi, +s) / 1000;
 }
 
+/** A label naming an instant (`…T01:00:00-05:00`), not just a wall-clock date or time. */
+export const hasOffset = (label) =>
+  /(?:Z|[+-]\d{2}:?\d{2})$/.test(String(label)) && String(label).includes('T');
+
+/**
+ * Where a bucket sits on a chart's axis: its instant when the label carries an offset (so the
+ * two 01:00 of a night the clocks go back are two points), its wall-clock time otherwise.
+ */
+export function bucketKey(label) {
+  if (!hasOffset(label)) return wallClockSeconds(label);
+  const ms = Date.parse(String(label));
+  return Number.isNaN(ms) ? null : ms / 1000;
+}
+
 /** An instant (or a wall-clock label) as wall-clock Unix seconds in `timeZone`. */
 export function instantAsWallClock(value, timeZone) {
   // A date alone is already a wall-clock day; anything with a time is an instant.

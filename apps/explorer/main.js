@@ -1,4 +1,4 @@
-import { ApiError, api, curlFor, revalidate, token } from './api.js';
+import { ApiError, api, curlFor, downloadCsv, revalidate, token } from './api.js';
 import { createDependents } from './dependents.js';
 import { byId, el, say } from './dom.js';
 import { clearIssues, showIssues } from './field-errors.js';
@@ -18,6 +18,7 @@ const ui = {
   results: byId('results'),
   status: byId('status'),
   problem: byId('problem'),
+  resultActions: byId('result-actions'),
   warnings: byId('warnings'),
   chartControls: byId('chart-controls'),
   chartMetric: byId('chart-metric'),
@@ -146,9 +147,10 @@ function showResult(result, elapsed, reused) {
   renderWarnings(ui.warnings, result.warnings);
   const current = ui.chartMetric.value;
   ui.chartMetric.replaceChildren(
+    el('option', { value: '' }, 'All metrics'),
     ...result.metrics.map((m) => el('option', { value: m.name }, m.name)),
   );
-  if (result.metrics.some((m) => m.name === current)) ui.chartMetric.value = current;
+  ui.chartMetric.value = result.metrics.some((m) => m.name === current) ? current : '';
   ui.chartControls.hidden = result.metrics.length < 2;
   redraw();
   renderTable(ui.table, result, {
@@ -156,6 +158,7 @@ function showResult(result, elapsed, reused) {
     caption: `${metadata.query?.period?.name ?? ''} · ${metadata.query?.business ?? 'all businesses'}`,
   });
   ui.tableWrap.hidden = false;
+  ui.resultActions.hidden = false;
   renderMetadata(ui.metadataList, metadata, elapsed);
   ui.metadata.hidden = false;
 }
@@ -166,6 +169,7 @@ function clearResult() {
   redraw();
   ui.chartControls.hidden = true;
   ui.tableWrap.hidden = true;
+  ui.resultActions.hidden = true;
   ui.metadata.hidden = true;
   ui.warnings.replaceChildren();
 }
@@ -177,7 +181,16 @@ function redraw() {
   if (chart) {
     const kind = lastResult.timeDimension ? 'Lines over time' : 'Bars';
     const before = lastResult.timeDimension ? 'dashed' : 'faint bars';
-    ui.chartCaption.textContent = `${kind}: ${ui.chartMetric.value}${lastResult.compared ? `; ${before}: the comparison period` : ''}${lastResult.rows.some(lastResult.isIncomplete) ? '; dotted: periods not over yet' : ''}.`;
+    const names = ui.chartMetric.value || lastResult.metrics.map((m) => m.name).join(', ');
+    const parts = [
+      `${kind}: ${names}`,
+      ...(lastResult.compared ? [`${before}: the comparison period`] : []),
+      ...(lastResult.timeDimension && lastResult.rows.some(lastResult.isIncomplete)
+        ? ['dotted: periods not over yet']
+        : []),
+      ...chart.notes,
+    ];
+    ui.chartCaption.textContent = `${parts.join('; ')}.`;
     ui.chartCanvas.setAttribute('role', 'img');
     ui.chartCanvas.setAttribute('aria-label', ui.chartCaption.textContent);
   }
@@ -253,6 +266,16 @@ ui.table.addEventListener('click', (event) => {
   navigate(link.getAttribute('href'));
 });
 ui.chartMetric.addEventListener('change', redraw);
+byId('download-csv').addEventListener('click', async () => {
+  if (!lastAnswer) return;
+  say(ui.problem, '');
+  try {
+    const name = await downloadCsv(lastAnswer.url);
+    say(ui.status, `Saved the answer as ${name}.`);
+  } catch (err) {
+    say(ui.problem, `The CSV download failed: ${err.message}`);
+  }
+});
 window.addEventListener('popstate', () => {
   const { body } = urlState();
   if (form && body) {
@@ -266,3 +289,14 @@ new ResizeObserver(() => {
 matchMedia('(prefers-color-scheme: dark)').addEventListener('change', redraw);
 
 if (token.get()) identify();
+else {
+  // A shared link carries the query, never the token: say why nothing runs yet.
+  const { body, task } = urlState();
+  if (body || task) {
+    const what = body && task ? 'a query and a task' : body ? 'a query' : 'a task';
+    const needed = `This link holds ${what}; a token is needed to run it. Paste an API token above: it stays in this tab only.`;
+    say(ui.whoami, needed);
+    say(ui.status, 'Waiting for a token to run the query from the link.');
+    ui.results.dataset.state = 'needs-token';
+  }
+}

@@ -1,4 +1,4 @@
-import { instantAsWallClock, wallClockSeconds } from './format.js';
+import { hasOffset, instantAsWallClock, wallClockSeconds } from './format.js';
 
 /** What the views need to know about one answer of /query, worked out once. */
 export function describeResult(response, catalog) {
@@ -24,7 +24,11 @@ export function describeResult(response, catalog) {
     /** A row whose time bucket is not complete yet (it contains now, or lies past the data). */
     isIncomplete(row) {
       if (!timeDimension || incompleteFrom === null) return false;
-      return wallClockSeconds(row[timeDimension.name]) >= incompleteFrom;
+      const label = row[timeDimension.name];
+      // An hour names its instant: compared as one, the repeated 01:00 is not mistaken.
+      if (hasOffset(label) && !/^\d{4}-\d{2}-\d{2}$/.test(metadata.incomplete_from))
+        return Date.parse(label) >= Date.parse(metadata.incomplete_from);
+      return wallClockSeconds(label) >= incompleteFrom;
     },
   };
 }

@@ -52,6 +52,7 @@ const WRITE_FAULTS: Record<StorageFault, string> = {
 
 /** What the app serves besides the API's route table, so metrics label those requests too. */
 const PLATFORM_ROUTES = [
+  '/',
   '/healthz',
   '/readyz',
   '/metrics',

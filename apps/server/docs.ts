@@ -57,6 +57,9 @@ export function mountDocs(app: express.Express): void {
     <link rel="icon" type="image/png" href="${assets.url('favicon-32x32.png')}">
   </head>
   <body>
+    <p>
+      To run queries and browse dependents in a page: <a href="/explore">the explorer</a>.
+    </p>
     <div id="swagger-ui"></div>
     <script src="${assets.url('swagger-ui-bundle.js')}"></script>
     <script src="${assets.url('cairn-init.js')}"></script>

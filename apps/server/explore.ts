@@ -38,7 +38,7 @@ const PAGE_POLICY = [
 ].join('; ');
 
 /**
- * `GET /explore`: the explorer page, and its files under `/explore/assets/<hash>/` (its own
+ * `GET /explore` (and `GET /`, redirected there): the explorer page, and its files under `/explore/assets/<hash>/` (its own
  * ES modules, uPlot from the installed npm package), compressed and cached for good.
  */
 export function mountExplorer(app: express.Express): void {
@@ -54,6 +54,8 @@ export function mountExplorer(app: express.Express): void {
     html.replaceAll('%BASE%', assets.base),
   );
   app.use('/explore/assets', assets.serve);
+  // The root is where a person lands first: the page made for people, not a 404.
+  app.get('/', (_req: Request, res: Response) => res.status(302).location('/explore').end());
   app.get('/explore', (req: Request, res: Response) => {
     res.setHeader('Content-Security-Policy', PAGE_POLICY);
     return sendAsset(req, res, page, REVALIDATE);

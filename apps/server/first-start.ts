@@ -80,7 +80,9 @@ export async function announceStart(
     );
     const parts = [
       `Cairn: ${plural(row.tasks, 'task')} in ${plural(row.businesses, 'business', 'businesses')}`,
-      ...(cairn.config.role === 'projector' ? [] : [`docs ${cairn.url}/docs`]),
+      ...(cairn.config.role === 'projector'
+        ? []
+        : [`explorer ${cairn.url}/explore`, `docs ${cairn.url}/docs`]),
       ...(masterKeyAt ? [`master key in ${masterKeyAt}`] : []),
       ...(demoToken ? [`demo token in ${demoToken}`] : []),
     ];
@@ -133,6 +135,7 @@ function instructions(
     `Loaded ${summary.tasks} tasks with ${summary.edges} dependency edges across ${summary.businesses.length} ${businesses} (${summary.businesses.join(', ')}), ${summary.projects} projects and ${summary.assignees} assignees, covering the last ${HISTORY_DAYS} days.`,
     '',
     `  API         ${url}`,
+    `  Explorer    ${url}/explore   (paste the demo token there)`,
     `  Docs        ${url}/docs   (OpenAPI: ${url}/openapi.json)`,
     `  Master key  ${masterKeyAt}   (token endpoints only)`,
     `  Demo token  ${tokenFile}`,

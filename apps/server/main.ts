@@ -29,7 +29,9 @@ async function main(): Promise<void> {
     { role: config.role, url: cairn.url, dataDir: config.dataDir },
     `cairn started (${engines})`,
   );
-  say(`Cairn (${config.role}) is serving on ${cairn.url} (${engines})\n`);
+  // A projector serves no pages; every other role offers the explorer to a person first.
+  const explorer = config.role === 'projector' ? '' : `; explorer: ${cairn.url}/explore`;
+  say(`Cairn (${config.role}) is serving on ${cairn.url} (${engines})${explorer}\n`);
   say(masterKeyNotice(cairn));
 
   let stopping = false;

@@ -24,6 +24,31 @@ const platform = (summary: string, operationId: string, ok: object, extra: objec
 const json = (schema: object) => ({ content: { 'application/json': { schema } } });
 
 export const PLATFORM_PATHS: Record<string, Record<string, Record<string, unknown>>> = {
+  '/': {
+    get: {
+      operationId: 'getRoot',
+      summary: 'Where a person lands: a redirect to the explorer',
+      description:
+        'Where a person lands: a redirect (302) to the explorer at `/explore`. Public: no token needed.',
+      tags: ['platform'],
+      security: [],
+      parameters: [{ $ref: '#/components/parameters/RequestId' }],
+      responses: {
+        '302': {
+          description: 'The explorer is at `/explore`',
+          headers: {
+            ...COMMON_RESPONSE_HEADERS,
+            Location: {
+              description: 'The explorer',
+              schema: { type: 'string', const: '/explore' },
+            },
+          },
+        },
+        '429': responseRef('RateLimited'),
+        '500': responseRef('InternalError'),
+      },
+    },
+  },
   '/healthz': platform(
     'Liveness: the process answers',
     'getHealth',

@@ -3,7 +3,7 @@
  * one address must not eat that address's anonymous budget, nor be refused and then kill a
  * healthy instance.
  */
-const UNCHARGED_PATHS = new Set(['/healthz', '/readyz', '/metrics', '/docs', '/explore']);
+const UNCHARGED_PATHS = new Set(['/', '/healthz', '/readyz', '/metrics', '/docs', '/explore']);
 /**
  * The browser pages' files are static and cached by hashed name: a page load fetches several
  * at once, which must not spend (or be refused by) an anonymous visitor's API budget.
