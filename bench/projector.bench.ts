@@ -24,6 +24,7 @@ import { createScratchDatabase } from '../libs/storage/scratch-database.ts';
 import { createTask } from '../libs/tasks/task.service.ts';
 import { inTaskUnit } from '../libs/tasks/task-unit.ts';
 import { numberOption } from './options.ts';
+import { fillOutbox } from './outbox-fill.ts';
 import { lingerFromEnvironment } from './projector-linger.ts';
 
 const POSTGRES = process.env.TEST_POSTGRES_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
@@ -46,18 +47,7 @@ async function throughput(facts: number, batchSize: number, rollups: boolean): P
         await ch.client.command({ query: `DROP VIEW ${table}_mv` });
       }
     }
-    // Many transactions (as real writes are), generated in SQL so filling is not the bottleneck.
-    const perTx = 10_000;
-    for (let done = 0; done < facts; done += perTx) {
-      const n = Math.min(perTx, facts - done);
-      await sql`
-        insert into outbox (kind, business, task_gid, payload, occurred_at)
-        select 'task_created', 'biz-' || (i % 20), 'task-' || (${done}::int + i),
-               jsonb_build_object('name', 't', 'project', 'p' || (i % 7), 'assignee', 'a' || (i % 13),
-                 'status', 'open', 'task_created_at', now()),
-               now() - (i || ' seconds')::interval
-        from generate_series(1, ${n}::int) as i`.execute(pgx.db);
-    }
+    await fillOutbox(pgx.db, facts);
     const started = performance.now();
     const projected = await drainOutbox({ db: pgx.db, clickhouse: ch.client, batchSize });
     const seconds = (performance.now() - started) / 1000;

@@ -22,6 +22,7 @@ import { createScratchDatabase } from '../libs/storage/scratch-database.ts';
 import { createTask } from '../libs/tasks/task.service.ts';
 import { inTaskUnit } from '../libs/tasks/task-unit.ts';
 import { numberOption } from './options.ts';
+import { fillOutbox } from './outbox-fill.ts';
 import { percentile } from './percentile.ts';
 
 const POSTGRES = process.env.TEST_POSTGRES_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
@@ -37,20 +38,6 @@ interface Figures {
 }
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
-
-async function fill(db: Kysely<Database>, facts: number): Promise<void> {
-  // Many transactions, as real writes are, generated in SQL so filling is not what is measured.
-  for (let done = 0; done < facts; done += 10_000) {
-    const n = Math.min(10_000, facts - done);
-    await sql`
-      insert into outbox (kind, business, task_gid, payload, occurred_at)
-      select 'task_created', 'biz-' || (i % 20), 'task-' || (${done}::int + i),
-             jsonb_build_object('name', 't', 'project', 'p' || (i % 7), 'assignee', 'a' || (i % 13),
-               'status', 'open', 'task_created_at', now()),
-             now() - (i || ' seconds')::interval
-      from generate_series(1, ${n}::int) as i`.execute(db);
-  }
-}
 
 /**
  * Drains until nothing is left past the cursor. On a shared Postgres server another database's
@@ -79,7 +66,7 @@ async function turn(
   try {
     await migratePostgres(db);
     await migrateClickHouse(ch.client);
-    await fill(db, options.backlog);
+    await fillOutbox(db, options.backlog);
     await drainAll(projector);
     await sql`vacuum analyze outbox`.execute(db);
 
@@ -118,7 +105,7 @@ async function turn(
     followed += await drainAll(projector);
 
     // 2) The projector flat out over a fresh backlog.
-    await fill(db, options.facts);
+    await fillOutbox(db, options.facts);
     const drainStarted = performance.now();
     const projected = await drainAll(projector);
     const drainSeconds = (performance.now() - drainStarted) / 1000;
