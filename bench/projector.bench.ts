@@ -10,7 +10,6 @@ import { randomBytes } from 'node:crypto';
 import fs from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import { sql } from 'kysely';
 import { startCairn } from '../apps/server/cairn.ts';
 import { ROLLUPS } from '../libs/analytics/sources/rollups.ts';
 import { issueToken } from '../libs/auth/token.service.ts';

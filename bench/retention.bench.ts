@@ -10,12 +10,11 @@
 import fs from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import { type Kysely, sql } from 'kysely';
+import { sql } from 'kysely';
 import { countUnprojected, loadCheckpoint } from '../libs/projection/outbox-reader.ts';
 import { readRetention, startOutboxRetention } from '../libs/projection/outbox-retention.ts';
 import { drainOutbox, FACTS_CHECKPOINT, type ProjectorDeps } from '../libs/projection/projector.ts';
 import { migrateClickHouse, openClickHouse } from '../libs/storage/clickhouse.ts';
-import type { Database } from '../libs/storage/database.ts';
 import { openPostgres } from '../libs/storage/postgres.ts';
 import { migratePostgres } from '../libs/storage/postgres-migrations.ts';
 import { createScratchDatabase } from '../libs/storage/scratch-database.ts';
