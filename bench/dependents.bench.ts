@@ -29,6 +29,7 @@ import { edgePageStatement } from '../libs/tasks/dependency.repository.ts';
 import { encodeCursor } from '../libs/tasks/keyset-cursor.ts';
 import type { Target } from './bench-target.ts';
 import { formatSplit, startCpuSplit } from './cpu-split.ts';
+import { seedHub } from './hub-seed.ts';
 import { numberOption } from './options.ts';
 import { lingerFromEnvironment } from './projector-linger.ts';
 import { rawQuery, rawRate } from './raw-rate.ts';
@@ -58,17 +59,7 @@ export async function run(args: string[]): Promise<void> {
   let pool: pg.Pool | undefined;
   try {
     await migratePostgres(db.db);
-    await sql`insert into tasks (gid, business, name) values ('root', 'bench', 'root')`.execute(
-      db.db,
-    );
-    await sql`insert into tasks (gid, business, name)
-      select 'dep-' || i, 'bench', 'dependent ' || i from generate_series(1, ${count}) as i`.execute(
-      db.db,
-    );
-    await sql`insert into task_dependencies (task_gid, dependency_gid, business)
-      select 'dep-' || i, 'root', 'bench' from generate_series(1, ${count}) as i order by i`.execute(
-      db.db,
-    );
+    await seedHub(db.db, count);
     await sql`analyze`.execute(db.db);
     // Flush the set-up's dirty pages now, or a checkpoint lands on the measured writes later.
     await sql`checkpoint`.execute(db.db);

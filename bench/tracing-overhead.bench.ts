@@ -23,6 +23,7 @@ import { migratePostgres } from '../libs/storage/postgres-migrations.ts';
 import { createScratchDatabase } from '../libs/storage/scratch-database.ts';
 import { benchConfig } from './bench-reader.ts';
 import { startCpuSplit } from './cpu-split.ts';
+import { seedHub } from './hub-seed.ts';
 import { numberOption } from './options.ts';
 import { serveChild } from './serve-child.ts';
 
@@ -73,17 +74,7 @@ export async function run(args: string[]): Promise<void> {
   let child: ChildProcess | undefined;
   try {
     await migratePostgres(db.db);
-    await sql`insert into tasks (gid, business, name) values ('root', 'bench', 'root')`.execute(
-      db.db,
-    );
-    await sql`insert into tasks (gid, business, name)
-      select 'dep-' || i, 'bench', 'dependent ' || i from generate_series(1, ${dependents}) as i`.execute(
-      db.db,
-    );
-    await sql`insert into task_dependencies (task_gid, dependency_gid, business)
-      select 'dep-' || i, 'root', 'bench' from generate_series(1, ${dependents}) as i`.execute(
-      db.db,
-    );
+    await seedHub(db.db, dependents);
     await sql`analyze`.execute(db.db);
     const { token } = await issueToken(
       db.db,

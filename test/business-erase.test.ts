@@ -124,6 +124,12 @@ describe('erasing a business', () => {
     return counts;
   };
 
+  /** No ClickHouse row of `business` anywhere; in Postgres only its own erasure record. */
+  const expectErased = async (business: string) => {
+    expect(Object.values(await clickhouseRows(business)).every((rows) => rows === 0)).toBe(true);
+    expect(Object.values(await postgresRows(business)).reduce((a, b) => a + b, 0)).toBe(1);
+  };
+
   /** Waits until ClickHouse holds every fact Postgres has of `business`. */
   const projected = (business: string) =>
     waitFor(
@@ -340,8 +346,7 @@ describe('erasing a business', () => {
       },
       { timeoutMs: 60_000 },
     );
-    expect(Object.values(await clickhouseRows(business)).every((rows) => rows === 0)).toBe(true);
-    expect(Object.values(await postgresRows(business)).reduce((a, b) => a + b, 0)).toBe(1);
+    await expectErased(business);
   }, 180_000);
 
   it('while it runs, skips the business in every batch read and refuses its writes', async () => {
@@ -368,8 +373,7 @@ describe('erasing a business', () => {
     });
     expect(refused.status).toBe(404);
     await runErasure(erasure(), business);
-    expect(Object.values(await clickhouseRows(business)).every((rows) => rows === 0)).toBe(true);
-    expect(Object.values(await postgresRows(business)).reduce((a, b) => a + b, 0)).toBe(1);
+    await expectErased(business);
     // Once erased, the name is free again.
     await cairn.db.insertInto('tasks').values({ gid: 'zeta-new', business, name: 'new' }).execute();
     await cairn.db.deleteFrom('tasks').where('gid', '=', 'zeta-new').execute();
@@ -407,8 +411,7 @@ describe('erasing a business', () => {
     expect(resumed.status).toBe(202);
     expect(resumed.body.data.status).toBe('running');
     await untilDone(business);
-    expect(Object.values(await clickhouseRows(business)).every((rows) => rows === 0)).toBe(true);
-    expect(Object.values(await postgresRows(business)).reduce((a, b) => a + b, 0)).toBe(1);
+    await expectErased(business);
   }, 180_000);
 
   it('erases from the CLI with a progress bar, and again harmlessly', async () => {
@@ -433,8 +436,7 @@ describe('erasing a business', () => {
     );
     expect(first.stderr).toContain(`erase ${business} [`);
     expect(first.stderr).toContain('8/8 steps');
-    expect(Object.values(await clickhouseRows(business)).every((rows) => rows === 0)).toBe(true);
-    expect(Object.values(await postgresRows(business)).reduce((a, b) => a + b, 0)).toBe(1);
+    await expectErased(business);
     expect((await http(cairn.url, 'GET', '/api/v1/tokens/self', { headers: writer })).status).toBe(
       401,
     );
