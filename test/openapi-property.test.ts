@@ -201,6 +201,8 @@ const PROSE_RULES: ProseRule[] = [
     },
     documented: (seen) =>
       /10,000 \(more is a 422 `too_many_buckets`/.test(memberText(seen, 'dimensions')),
+    // The period is planned once the businesses are known: an unknown one is a 404 first.
+    after: [403, 404],
   },
   {
     name: 'timezone is an IANA zone',
