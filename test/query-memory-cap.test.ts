@@ -11,7 +11,7 @@ describe('per-query memory cap', () => {
     scopes: ['analytics:read'],
     businesses: ['biz-1'],
   });
-  beforeAll(() => loadFacts(cairn.engines.clickhouse.client), 120_000);
+  beforeAll(() => loadFacts(cairn.engines.clickhouse.client), 300_000);
 
   const query = (body: unknown) =>
     http(cairn.url, 'POST', '/api/v1/query', {

@@ -27,6 +27,8 @@ describe('SIGTERM with analytics queries waiting on embedded engines', () => {
       CAIRN_MASTER_KEY: MASTER_KEY,
       CAIRN_QUERY_TIMEOUT_MS: '600000',
       CAIRN_QUERY_QUEUE_WAIT_MS: '600000',
+      // The running query finishes however busy the machine is.
+      CAIRN_SHUTDOWN_TIMEOUT_MS: '240000',
       LOG_LEVEL: 'silent',
     });
     const issued = await http(server.url, 'POST', '/api/v1/tokens', {

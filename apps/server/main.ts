@@ -3,8 +3,6 @@ import { createLogger } from '../../libs/observability/logger.ts';
 import { startCairn } from './cairn.ts';
 import { announceStart, isFirstStart, masterKeyNotice, say } from './first-start.ts';
 
-const SHUTDOWN_DEADLINE_MS = 10_000;
-
 async function main(): Promise<void> {
   let config: ReturnType<typeof loadConfig>;
   try {
@@ -45,7 +43,7 @@ async function main(): Promise<void> {
     const deadline = setTimeout(() => {
       logger.error('shutdown deadline passed: exiting');
       process.exit(1);
-    }, SHUTDOWN_DEADLINE_MS);
+    }, config.shutdownTimeoutMs);
     deadline.unref();
     cairn.close().then(
       () => process.exit(0),

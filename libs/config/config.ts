@@ -82,6 +82,11 @@ export interface Config {
    */
   readonly outboxRetentionDays: number;
   readonly logLevel: string;
+  /**
+   * How long a SIGTERM waits for accepted requests, the running query and the projector's batch
+   * before the process exits 1 anyway. Under Kubernetes' default 30 s grace. @defaultValue 25000
+   */
+  readonly shutdownTimeoutMs: number;
   /** Browser origins allowed to call the API (CORS); `*` allows any. Empty: none. */
   readonly corsOrigins: readonly string[];
   /** Every Postgres time limit, so a hung or lost server costs a bounded wait. */
@@ -407,6 +412,7 @@ export function loadConfig(env: Env = process.env): Config {
     projectorLingerMs: integer('CAIRN_PROJECTOR_LINGER_MS', 500, 0, 10_000),
     outboxRetentionDays: integer('CAIRN_OUTBOX_RETENTION_DAYS', 7, 0, 36_500),
     logLevel,
+    shutdownTimeoutMs: integer('CAIRN_SHUTDOWN_TIMEOUT_MS', 25_000, 1_000, 3_600_000),
     corsOrigins: Object.freeze(corsOrigins),
     postgresTimeouts: Object.freeze({
       connectMs: integer('CAIRN_PG_CONNECT_TIMEOUT_MS', pgTimeouts.connectMs, 100, 600_000),
