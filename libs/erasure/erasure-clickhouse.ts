@@ -28,27 +28,63 @@ async function businessTables(clickhouse: ClickHouseClient): Promise<BusinessTab
 
 /**
  * Deletes the business's rows from every table that stores them (MergeTree engines; on a
- * cluster the replicated `_local` tables, ON CLUSTER) and waits for the deletions: `mutations_sync
- * = 2` returns once every replica has applied the mutation. Returns the rows there were.
+ * cluster the replicated `_local` tables, ON CLUSTER) and waits until the deletions are done.
+ * Returns the rows there were.
+ *
+ * A single node is not asked to wait inside the statement (`mutations_sync`): embedded chDB runs
+ * one statement at a time, and a mutation rewriting every part that holds the business (4M facts:
+ * about 18 s) would hold every other business's queries that long. The mutation runs in the
+ * engine's background pool instead, and short reads of `system.mutations` wait for it, leaving
+ * the engine to other statements in between. On a cluster, `mutations_sync = 2` waits for every
+ * replica (a server runs statements side by side, so nothing queues behind it).
  */
 export async function deleteBusinessRows(
   clickhouse: ClickHouseClient,
   business: string,
   cluster: string | undefined,
+  pause: (ms: number) => Promise<void> = sleep,
 ): Promise<number> {
   const tables = await businessTables(clickhouse);
   const before = await countBusinessRows(clickhouse, business, tables, cluster);
   const onCluster = cluster && IDENTIFIER.test(cluster) ? ` ON CLUSTER ${cluster}` : '';
-  for (const table of tables.filter((t) => t.engine.endsWith('MergeTree'))) {
+  const mergeTrees = tables.filter((t) => t.engine.endsWith('MergeTree'));
+  for (const table of mergeTrees) {
     // A mutation, not a lightweight DELETE: those refuse tables with projections and some
-    // engines; a mutation works on every MergeTree, and the business's rows are few parts' worth.
+    // engines, and leave the rows on disk until a merge; a mutation rewrites them away.
     await clickhouse.command({
       query: `ALTER TABLE ${table.name}${onCluster} DELETE WHERE business = {business:String}`,
       query_params: { business },
-      clickhouse_settings: { mutations_sync: '2' },
+      clickhouse_settings: { mutations_sync: onCluster ? '2' : '0' },
     });
   }
+  if (!onCluster) await untilMutationsDone(clickhouse, mergeTrees, pause);
   return before;
+}
+
+const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
+
+/** Polls until no mutation of these tables is left to run; a failed one throws its reason. */
+async function untilMutationsDone(
+  clickhouse: ClickHouseClient,
+  tables: BusinessTable[],
+  pause: (ms: number) => Promise<void>,
+): Promise<void> {
+  const names = tables.map((table) => table.name);
+  for (let wait = 20; ; wait = Math.min(wait * 2, 500)) {
+    const result = await clickhouse.query({
+      query: `SELECT table, latest_fail_reason AS reason FROM system.mutations
+        WHERE database = currentDatabase() AND table IN {names:Array(String)} AND NOT is_done`,
+      query_params: { names },
+      format: 'JSONEachRow',
+    });
+    const pending = await result.json<{ table: string; reason: string }>();
+    if (pending.length === 0) return;
+    const failed = pending.find((mutation) => mutation.reason !== '');
+    if (failed) {
+      throw new Error(`ClickHouse could not delete from ${failed.table}: ${failed.reason}`);
+    }
+    await pause(wait);
+  }
 }
 
 /** Rows of the business left in every table that holds them (through the Distributed tables on a cluster). */

@@ -210,7 +210,10 @@ const STEPS: Record<ErasureStep, Step> = {
     let facts = 0;
     for (let round = 1; ; round++) {
       checkAborted(deps);
-      const rows = await deleteBusinessRows(deps.clickhouse, business, deps.cluster);
+      // Between polls of the running deletion, a shutdown stops the wait (the step re-runs).
+      const rows = await deleteBusinessRows(deps.clickhouse, business, deps.cluster, (ms) =>
+        abortablePause(deps, ms),
+      );
       if (round === 1) facts = rows;
       if (
         rows === 0 ||
@@ -257,12 +260,21 @@ function checkAborted(deps: Pick<ErasureDeps, 'signal'>): void {
 }
 
 function pause(deps: Pick<ErasureDeps, 'pollMs' | 'signal'>): Promise<void> {
-  return new Promise((resolve) => {
-    const timer = setTimeout(resolve, deps.pollMs ?? 50);
-    deps.signal?.addEventListener('abort', () => {
+  return abortablePause(deps, deps.pollMs ?? 50);
+}
+
+async function abortablePause(deps: Pick<ErasureDeps, 'signal'>, ms: number): Promise<void> {
+  checkAborted(deps);
+  await new Promise<void>((resolve) => {
+    const stop = () => {
       clearTimeout(timer);
       resolve();
-    });
+    };
+    const timer = setTimeout(() => {
+      deps.signal?.removeEventListener('abort', stop);
+      resolve();
+    }, ms);
+    deps.signal?.addEventListener('abort', stop, { once: true });
   });
 }
 
