@@ -2,6 +2,7 @@
 // folders of libs/, when the HTTP kernel (libs/http) imports anything outside itself, or when
 // runtime tuning (libs/runtime) imports anything outside itself or is imported by any other lib:
 // the tricks are applied from apps/ at start-up, and the kernel offers hooks instead of calling them.
+// It also holds file names to one pattern: a role suffix (`task.routes.ts`) is one of ROLES.
 
 import madge from 'madge';
 
@@ -60,6 +61,29 @@ for (const loop of cycles(folderEdges)) {
   problems.push(`folder cycle: ${loop}\n    ${witnesses.join('\n    ')}`);
 }
 
+// One spelling per role, so a file's role is found by its name (`*.schemas.ts`, never also
+// `*.schema.ts`). A role not listed here is either a new one (add it) or a misspelling.
+const ROLES = new Set([
+  'routes',
+  'schemas',
+  'service',
+  'repository',
+  'tables',
+  'query',
+  'middleware',
+  'worker',
+  'command',
+  'bench',
+  'test',
+]);
+for (const file of Object.keys(graph)) {
+  const name = file.split('/').pop();
+  const role = /^[a-z0-9-]+\.([a-z]+)\.ts$/.exec(name)?.[1];
+  if (/^[a-z0-9-]+\.[a-z.]+\.ts$/.test(name) && (!role || !ROLES.has(role))) {
+    problems.push(`file name outside the role pattern (${[...ROLES].join(', ')}): ${file}`);
+  }
+}
+
 const files = Object.keys(graph).length;
 if (problems.length > 0) {
   console.error(
@@ -68,5 +92,5 @@ if (problems.length > 0) {
   process.exit(1);
 }
 console.log(
-  `${files} files: no import cycle between files or folders; libs/http and libs/runtime import only themselves, and no other lib imports libs/runtime`,
+  `${files} files: no import cycle between files or folders; libs/http and libs/runtime import only themselves, and no other lib imports libs/runtime; file names follow the role pattern`,
 );

@@ -22,7 +22,7 @@ import {
   type TaskFilters,
   taskCollectionQuery,
   taskFilterChecks,
-} from './task-collection.schema.ts';
+} from './task-collection.schemas.ts';
 import { parseIfMatch, taskEtag } from './task-etag.ts';
 import { toCompactTaskView, toTaskView } from './task-view.ts';
 
