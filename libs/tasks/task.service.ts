@@ -91,7 +91,7 @@ export async function updateTask(
   now: Date,
   ifMatch?: IfMatch,
 ): Promise<TaskRow> {
-  // Before any lookup: the body alone decides this, whether or not the task exists (the
+  // Before any lookup: the update alone decides this, whether or not the task exists (the
   // published document says so too).
   if (!UPDATABLE.some((member) => input[member] !== undefined)) {
     throw new UpdateRefused(`Nothing to change: send at least one of ${UPDATABLE.join(', ')}`);
