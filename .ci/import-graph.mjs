@@ -2,6 +2,8 @@
 // folders of libs/, when the HTTP kernel (libs/http) imports anything outside itself, or when
 // runtime tuning (libs/runtime) imports anything outside itself or is imported by any other lib:
 // the tricks are applied from apps/ at start-up, and the kernel offers hooks instead of calling them.
+// Nor may two analytics stage folders import each other. It also holds file names to one
+// pattern: a role suffix (`task.routes.ts`) is one of ROLES.
 
 import madge from 'madge';
 
@@ -53,11 +55,54 @@ function cycles(edges) {
 }
 
 for (const loop of result.circular()) problems.push(`file cycle: ${loop.join(' → ')}`);
-const folderEdges = new Map([...folders].map(([from, to]) => [from, [...to.keys()]]));
-for (const loop of cycles(folderEdges)) {
-  const hops = loop.split(' → ');
-  const witnesses = hops.map((from, i) => folders.get(from).get(hops[(i + 1) % hops.length]));
-  problems.push(`folder cycle: ${loop}\n    ${witnesses.join('\n    ')}`);
+/** Cycles between the folders of `edges` (from → to → a file import that witnesses it). */
+function folderCycles(edges, what) {
+  const graphOf = new Map([...edges].map(([from, to]) => [from, [...to.keys()]]));
+  for (const loop of cycles(graphOf)) {
+    const hops = loop.split(' → ');
+    const witnesses = hops.map((from, i) => edges.get(from).get(hops[(i + 1) % hops.length]));
+    problems.push(`${what} cycle: ${loop}\n    ${witnesses.join('\n    ')}`);
+  }
+}
+folderCycles(folders, 'folder');
+
+// The analytics stages (parse/, period/, plan/, sources/, compile/, execute/, shape/, and the
+// catalog/ they all read; their order is stated in libs/analytics/query.service.ts): a stage
+// may read the vocabulary of another, but no two may read each other.
+const stageOf = (file) => /^libs\/analytics\/([^/]+)\//.exec(file)?.[1] ?? null;
+const stages = new Map();
+for (const [file, imports] of Object.entries(graph)) {
+  const from = stageOf(file);
+  for (const target of imports) {
+    const to = stageOf(target);
+    if (!from || !to || from === to) continue;
+    if (!stages.has(from)) stages.set(from, new Map());
+    if (!stages.get(from).has(to)) stages.get(from).set(to, `${file} → ${target}`);
+  }
+}
+folderCycles(stages, 'analytics stage');
+
+// One spelling per role, so a file's role is found by its name (`*.schemas.ts`, never also
+// `*.schema.ts`). A role not listed here is either a new one (add it) or a misspelling.
+const ROLES = new Set([
+  'routes',
+  'schemas',
+  'service',
+  'repository',
+  'tables',
+  'query',
+  'middleware',
+  'worker',
+  'command',
+  'bench',
+  'test',
+]);
+for (const file of Object.keys(graph)) {
+  const name = file.split('/').pop();
+  const role = /^[a-z0-9-]+\.([a-z]+)\.ts$/.exec(name)?.[1];
+  if (/^[a-z0-9-]+\.[a-z.]+\.ts$/.test(name) && (!role || !ROLES.has(role))) {
+    problems.push(`file name outside the role pattern (${[...ROLES].join(', ')}): ${file}`);
+  }
 }
 
 const files = Object.keys(graph).length;
@@ -68,5 +113,5 @@ if (problems.length > 0) {
   process.exit(1);
 }
 console.log(
-  `${files} files: no import cycle between files or folders; libs/http and libs/runtime import only themselves, and no other lib imports libs/runtime`,
+  `${files} files: no import cycle between files, folders or analytics stages; libs/http and libs/runtime import only themselves, and no other lib imports libs/runtime; file names follow the role pattern`,
 );

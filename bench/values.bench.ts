@@ -11,7 +11,7 @@ import { startCairn } from '../apps/server/cairn.ts';
 import { runOnEngine } from '../libs/analytics/execute/query-execution.ts';
 import { type PeriodName, resolvePeriod } from '../libs/analytics/period/period.ts';
 import type { AnalyticsDeps } from '../libs/analytics/query.service.ts';
-import type { ValueDimension } from '../libs/analytics/values/values.schema.ts';
+import type { ValueDimension } from '../libs/analytics/values/dimension-values.schemas.ts';
 import { compileValues } from '../libs/analytics/values/values-compiler.ts';
 import { valueSources } from '../libs/analytics/values/values-source.ts';
 import { loadBenchFacts } from './bench-facts.ts';

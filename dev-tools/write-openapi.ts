@@ -8,11 +8,11 @@
  */
 import fs from 'node:fs';
 import { queryRoutes } from '../libs/analytics/query.routes.ts';
-import { tokenRoutes } from '../libs/auth/tokens.routes.ts';
+import { tokenRoutes } from '../libs/auth/token.routes.ts';
 import { loadConfig } from '../libs/config/config.ts';
 import { buildOpenApi } from '../libs/http/openapi.ts';
 import { dependencyRoutes } from '../libs/tasks/dependency.routes.ts';
-import { taskRoutes } from '../libs/tasks/tasks.routes.ts';
+import { taskRoutes } from '../libs/tasks/task.routes.ts';
 
 // The same factories, in the same order, as apps/server/cairn.ts; never called, so never needed.
 const unused = {} as never;

@@ -1,7 +1,7 @@
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Principal } from '../libs/auth/principal.ts';
-import { AppError, ValidationError } from '../libs/http/errors.ts';
+import { AppError } from '../libs/http/errors.ts';
 import { openPostgres, type Postgres } from '../libs/storage/postgres.ts';
 import { migratePostgres } from '../libs/storage/postgres-migrations.ts';
 import {
@@ -15,6 +15,7 @@ import {
 } from '../libs/tasks/dependency.service.ts';
 import type { EdgeListing } from '../libs/tasks/keyset-cursor.ts';
 import { createTask } from '../libs/tasks/task.service.ts';
+import { DependenciesRefused } from '../libs/tasks/task-errors.ts';
 import { inTaskUnit } from '../libs/tasks/task-unit.ts';
 import {
   createTestDatabase,
@@ -176,7 +177,7 @@ describe.each(['postgres', 'pglite'] as const)(
         }
         return 'ok';
       } catch (error) {
-        if (error instanceof ValidationError) return 'invalid';
+        if (error instanceof DependenciesRefused) return 'invalid';
         if (error instanceof AppError) return error.code;
         throw error;
       }

@@ -93,6 +93,9 @@ describe('task dependencies', () => {
       expect(res.status).toBe(404);
       expect(res.headers.get('content-type')).toMatch(/^application\/problem\+json/);
       expect(res.body.detail).toBe(`Task ${absent} does not exist.`);
+      expect(res.body.errors).toEqual([
+        { field: 'dependencies[1]', code: 'not_found', message: `Task ${absent} does not exist.` },
+      ]);
     }
     const res = await depend(t, [t, other]);
     expect(res.status).toBe(422);

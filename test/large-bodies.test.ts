@@ -1,7 +1,7 @@
 import net from 'node:net';
 import { gzipSync } from 'node:zlib';
 import { describe, expect, it } from 'vitest';
-import { queryBody } from '../libs/analytics/parse/query.schema.ts';
+import { queryBody } from '../libs/analytics/parse/query.schemas.ts';
 import { checkBody } from '../libs/http/body-check.ts';
 import { unlimited, useCairn } from './support/cairn.ts';
 import { waitFor } from './support/engines.ts';

@@ -2,7 +2,7 @@ import SwaggerParser from '@apidevtools/swagger-parser';
 import { Ajv2020 } from 'ajv/dist/2020.js';
 import addFormats from 'ajv-formats';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { TIMEZONE_PATTERN } from '../libs/analytics/parse/query.schema.ts';
+import { TIMEZONE_PATTERN } from '../libs/analytics/parse/query.schemas.ts';
 import { canonicalTimezone } from '../libs/analytics/period/period.ts';
 import { queryRoutes } from '../libs/analytics/query.routes.ts';
 import { buildOpenApi, toOpenApiPath } from '../libs/http/openapi.ts';

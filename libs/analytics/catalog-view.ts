@@ -7,7 +7,7 @@ import {
   noneLabel,
 } from './catalog/catalog.ts';
 import { FILTER_OPS } from './catalog/filter-ops.ts';
-import { DIRECTIONS, INCLUSIONS } from './parse/query.schema.ts';
+import { DIRECTIONS, INCLUSIONS } from './parse/query.schemas.ts';
 import { MAX_BUCKETS } from './period/buckets.ts';
 import { COMPARE_MODES } from './period/comparison-period.ts';
 import { MAX_RANGE_YEARS } from './period/date-range.ts';

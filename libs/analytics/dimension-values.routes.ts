@@ -3,14 +3,14 @@ import { defineRoute, type Route } from '../http/route.ts';
 import { queryContext } from './caller-context.ts';
 import { canonicalTimezone } from './period/period.ts';
 import type { AnalyticsDeps } from './query.service.ts';
-import { listDimensionValues } from './values/dimension-values.service.ts';
 import {
   type ValuesParams,
   type ValuesQuery,
   valuesParams,
   valuesQuery,
   valuesResponse,
-} from './values/values.schema.ts';
+} from './values/dimension-values.schemas.ts';
+import { listDimensionValues } from './values/dimension-values.service.ts';
 
 /** The zone `period` is read in, as /query reads it: an IANA name the engine can load too. */
 function checkedZone(deps: AnalyticsDeps, timezone: unknown): string {

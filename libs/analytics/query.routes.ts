@@ -7,13 +7,13 @@ import { queryContext } from './caller-context.ts';
 import { queryCatalog } from './catalog-view.ts';
 import { dimensionValuesRoute } from './dimension-values.routes.ts';
 import { ANSWER_TYPES, type ExportFormat } from './export-format.ts';
-import { queryBodySchema } from './parse/query.schema.ts';
+import { queryBodySchema } from './parse/query.schemas.ts';
 import type { QueryRequest } from './parse/query-parser.ts';
 import { TooManyBucketsError } from './period/buckets.ts';
 import { type AnalyticsDeps, type QueryResponse, runQuery } from './query.service.ts';
 import { exportQuery } from './query-export.ts';
 import { inUrl, queryInUrlSchema, readQ } from './query-in-url.ts';
-import { catalogResponse, queryResponse } from './query-response.schema.ts';
+import { catalogResponse, queryResponse } from './query-response.schemas.ts';
 
 /**
  * A domain error of the query, placed in the request that caused it: only the route knows

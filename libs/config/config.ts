@@ -176,8 +176,9 @@ export interface PostgresTimeouts {
   /** Opening a connection. @defaultValue 5000 */
   readonly connectMs: number;
   /**
-   * One statement, enforced by the server and, half a second later, by the client (for a server
-   * that answers nothing at all). @defaultValue 5000
+   * One statement, enforced by the server and, a fixed grace later (`CLIENT_GRACE_MS` in
+   * libs/storage/postgres-deadline.ts), by the client, for a server that answers nothing at all.
+   * @defaultValue 5000
    */
   readonly statementMs: number;
   /** A transaction left idle by its client is rolled back by the server. @defaultValue 10000 */

@@ -1,4 +1,5 @@
 import { responseMeta, single } from '../http/envelope.ts';
+import { AppError, ValidationError } from '../http/errors.ts';
 import { defineRoute, type Route } from '../http/route.ts';
 import {
   addDependenciesBody,
@@ -19,6 +20,7 @@ import {
 import type { EdgeListing } from './keyset-cursor.ts';
 import { type OptField, parseOptFields } from './opt-fields.ts';
 import { gidParams, taskRecord } from './task.schemas.ts';
+import { DependenciesRefused, UnknownDependencies, WalkTooLarge } from './task-errors.ts';
 import { taskEtag } from './task-etag.ts';
 import { parseStatuses } from './task-filters.ts';
 import type { TaskStatus } from './task-status.ts';
@@ -29,6 +31,33 @@ interface EdgeListChecked {
   statuses: TaskStatus[] | undefined;
   /** The keyset position `offset` names: an edge id (0 first), or with depth=all a gid ('' first). */
   after: number | string;
+}
+
+/**
+ * A refusal of listed dependencies placed in the body: each unknown one named by its first
+ * place in the list beside the 404, each refused one a 422 issue at every place it is listed.
+ */
+function inDependencies(error: unknown, listed: readonly string[]): unknown {
+  if (error instanceof UnknownDependencies) {
+    return new AppError('not_found', error.detail, {
+      errors: error.gids.map((gid) => ({
+        field: `dependencies[${listed.indexOf(gid)}]`,
+        code: 'not_found',
+        message: `Task ${gid} does not exist.`,
+      })),
+    });
+  }
+  if (error instanceof DependenciesRefused) {
+    return new ValidationError(
+      listed.flatMap((gid, index) => {
+        const msg = error.reasons.get(gid);
+        return msg === undefined
+          ? []
+          : [{ loc: ['body', 'dependencies', index], msg, type: 'value_error' }];
+      }),
+    );
+  }
+  return error;
 }
 
 function edgeListRoute(deps: DependencyDeps, listing: EdgeListing): Route {
@@ -72,7 +101,11 @@ function edgeListRoute(deps: DependencyDeps, listing: EdgeListing): Route {
                 statuses: checked.statuses,
               },
               ctx.principal,
-            )
+            ).catch((error: unknown) => {
+              throw error instanceof WalkTooLarge
+                ? ValidationError.at(['query', 'depth'], error.message, 'value_error')
+                : error;
+            })
           : await listEdges(
               deps,
               listing,
@@ -126,7 +159,9 @@ export function dependencyRoutes(deps: DependencyDeps): Route[] {
           body.dependencies,
           ctx.principal,
           deps.now(),
-        );
+        ).catch((error: unknown) => {
+          throw inDependencies(error, body.dependencies);
+        });
         uow.afterCommit(deps.wakeProjector);
         return { body: single(toTaskView(task), ctx.requestId), headers: { ETag: taskEtag(task) } };
       },

@@ -1,7 +1,7 @@
 import type { JsonSchema } from '../http/validation.ts';
 import { OPT_FIELDS_PARAMETER } from './opt-fields.ts';
 import { GID_PATTERN, taskRecord } from './task.schemas.ts';
-import { statusFilter } from './task-collection.schema.ts';
+import { statusFilter } from './task-collection.schemas.ts';
 
 export const dependencyParams: JsonSchema = {
   type: 'object',

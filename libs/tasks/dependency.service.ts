@@ -1,6 +1,6 @@
 import { allowedBusinesses, visibleBusiness, visibleOrNotFound } from '../auth/access.ts';
 import type { Principal } from '../auth/principal.ts';
-import { AppError, ValidationError, type ValidationIssue } from '../http/errors.ts';
+import { AppError } from '../http/errors.ts';
 import type { Db } from '../storage/database.ts';
 import { trackBlocked } from './blocked-changes.ts';
 import { findCycle } from './cycle-check.ts';
@@ -18,6 +18,7 @@ import { decodeCursor, type EdgeListing, encodeCursor } from './keyset-cursor.ts
 import { appendFacts } from './outbox.repository.ts';
 import { findTask, findTasks, type TaskRow } from './task.repository.ts';
 import type { TaskDeps } from './task.service.ts';
+import { DependenciesRefused, UnknownDependencies, WalkTooLarge } from './task-errors.ts';
 import { taskFact } from './task-facts.ts';
 import type { TaskStatus } from './task-status.ts';
 
@@ -39,8 +40,8 @@ const FOREIGN_KEY_VIOLATION = '23503';
 /**
  * `gid` now depends on every listed task, all or nothing. A listed task that is unknown or
  * invisible to the caller is a 404 (like any object outside the token); itself, or a task the
- * caller sees in another business, is a 422 at its place in the body: an edge never crosses
- * businesses.
+ * caller sees in another business, is refused (a 422 at its place in the body, which the route
+ * finds): an edge never crosses businesses.
  */
 export async function addDependencies(
   trx: Db,
@@ -60,30 +61,19 @@ export async function addDependencies(
       const other = found.get(dependencyGid);
       return dependencyGid !== gid && (!other || !visibleBusiness(principal, other.business));
     });
-    if (missing.length > 0) {
-      throw new AppError('not_found', `Task ${missing.join(', ')} does not exist.`, {
-        errors: missing.map((dependencyGid) => ({
-          field: `dependencies[${dependencyGids.indexOf(dependencyGid)}]`,
-          code: 'not_found',
-          message: `Task ${dependencyGid} does not exist.`,
-        })),
-      });
-    }
-    const issues: ValidationIssue[] = [];
-    dependencyGids.forEach((dependencyGid, index) => {
-      const loc = ['body', 'dependencies', index];
+    if (missing.length > 0) throw new UnknownDependencies(missing);
+    const refused = new Map<string, string>();
+    for (const dependencyGid of wanted) {
       const other = found.get(dependencyGid);
-      if (dependencyGid === gid) {
-        issues.push({ loc, msg: 'A task cannot depend on itself', type: 'value_error' });
-      } else if (other && other.business !== task.business) {
-        issues.push({
-          loc,
-          msg: `Task ${dependencyGid} belongs to another business; dependencies stay within one business`,
-          type: 'value_error',
-        });
+      if (dependencyGid === gid) refused.set(dependencyGid, 'A task cannot depend on itself');
+      else if (other && other.business !== task.business) {
+        refused.set(
+          dependencyGid,
+          `Task ${dependencyGid} belongs to another business; dependencies stay within one business`,
+        );
       }
-    });
-    if (issues.length > 0) throw new ValidationError(issues);
+    }
+    if (refused.size > 0) throw new DependenciesRefused(refused);
     const cycle = await findCycle(trx, gid, wanted);
     if (cycle) {
       throw new AppError(
@@ -246,10 +236,8 @@ export async function listWalk(
     maxReach: MAX_WALK,
   });
   if (found.reached > MAX_WALK) {
-    throw ValidationError.at(
-      ['query', 'depth'],
+    throw new WalkTooLarge(
       `More than ${MAX_WALK} tasks are reachable from task ${gid}, too many to list with depth=all; page through depth=1 instead`,
-      'value_error',
     );
   }
   return cursorPage(found.rows, page.limit, (last) =>

@@ -9,7 +9,7 @@ import {
   RANGE_FIELDS,
   type TaskCollectionQuery,
   type TaskFilters,
-} from './task-collection.schema.ts';
+} from './task-collection.schemas.ts';
 import { type LabelFilter, RANGE_OP_NAMES, RANGE_OPS, rangeKey } from './task-filters.ts';
 
 export interface TaskCollectionPage {

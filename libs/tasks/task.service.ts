@@ -2,7 +2,6 @@ import { randomUUID } from 'node:crypto';
 import type { Kysely, Updateable } from 'kysely';
 import { visibleOrNotFound } from '../auth/access.ts';
 import type { Principal } from '../auth/principal.ts';
-import { ValidationError } from '../http/errors.ts';
 import type { Database, Db } from '../storage/database.ts';
 import { dependentsFlip, opensOrCloses, trackBlocked } from './blocked-changes.ts';
 import { deleteEdgesOf, lockBusinessGraph } from './dependency.repository.ts';
@@ -18,6 +17,7 @@ import {
   updateTaskRow,
 } from './task.repository.ts';
 import type { TasksTable } from './task.tables.ts';
+import { UpdateRefused } from './task-errors.ts';
 import { checkIfMatch, type IfMatch } from './task-etag.ts';
 import { taskFact, withBlockedChunks } from './task-facts.ts';
 import { OPEN_STATUSES, type TaskStatus } from './task-status.ts';
@@ -91,14 +91,10 @@ export async function updateTask(
   now: Date,
   ifMatch?: IfMatch,
 ): Promise<TaskRow> {
-  // Before any lookup: the body alone decides this, whether or not the task exists (the
+  // Before any lookup: the update alone decides this, whether or not the task exists (the
   // published document says so too).
   if (!UPDATABLE.some((member) => input[member] !== undefined)) {
-    throw ValidationError.at(
-      ['body'],
-      `Nothing to change: send at least one of ${UPDATABLE.join(', ')}`,
-      'value_error',
-    );
+    throw new UpdateRefused(`Nothing to change: send at least one of ${UPDATABLE.join(', ')}`);
   }
   if (BLOCKED_LABELS.some((member) => input[member] !== undefined)) {
     await lockGraphOf(trx, gid, principal);
@@ -108,11 +104,7 @@ export async function updateTask(
   const before = visibleTask(await findTaskForUpdate(trx, gid), gid, principal);
   checkIfMatch(ifMatch, before);
   if (input.business !== undefined && input.business !== before.business) {
-    throw ValidationError.at(
-      ['body', 'business'],
-      'A task cannot move to another business',
-      'value_error',
-    );
+    throw new UpdateRefused('A task cannot move to another business', 'business');
   }
   const changes: Updateable<TasksTable> = {};
   for (const member of UPDATABLE) {

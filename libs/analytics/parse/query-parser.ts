@@ -5,8 +5,8 @@ import type { CompareMode } from '../period/comparison-period.ts';
 import { type DateRange, type DateRangeProblem, parseDateRange } from '../period/date-range.ts';
 import { canonicalTimezone, DEFAULT_PERIOD, type PeriodName } from '../period/period.ts';
 import { ianaTimezone } from '../period/time-zones.ts';
-import type { Inclusion } from './query.schema.ts';
-import { LIMIT_CEILING } from './query.schema.ts';
+import type { Inclusion } from './query.schemas.ts';
+import { LIMIT_CEILING } from './query.schemas.ts';
 import { type FilterCondition, isGroup, type QueryFilter } from './query-filters.ts';
 
 export type { FilterCondition, FilterGroup, QueryFilter } from './query-filters.ts';

@@ -2,7 +2,7 @@ import { businessScope } from '../../auth/access.ts';
 import { QueryExecutor } from '../execute/query-execution.ts';
 import { type PeriodName, resolvePeriod } from '../period/period.ts';
 import type { AnalyticsDeps, QueryContext } from '../query.service.ts';
-import type { ValueDimension } from './values.schema.ts';
+import type { ValueDimension } from './dimension-values.schemas.ts';
 import { compileValues } from './values-compiler.ts';
 import { valueSources } from './values-source.ts';
 

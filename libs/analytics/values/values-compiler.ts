@@ -5,7 +5,7 @@ import { selectLines } from '../compile/sql/select-clauses.ts';
 import { alias, ident, param, raw, render, type SqlValue, sql } from '../compile/sql/sql-value.ts';
 import type { ResolvedPeriod } from '../period/period.ts';
 import type { SourceName } from '../sources/rollups.ts';
-import type { ValueDimension } from './values.schema.ts';
+import type { ValueDimension } from './dimension-values.schemas.ts';
 
 /** A checked request for a dimension's values, as the compiler takes it. */
 export interface ValuesRequest {

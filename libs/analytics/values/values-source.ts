@@ -1,6 +1,6 @@
 import type { ResolvedPeriod } from '../period/period.ts';
 import { ROLLUPS, type RollupDef, type RollupName, type SourceName } from '../sources/rollups.ts';
-import type { ValueDimension } from './values.schema.ts';
+import type { ValueDimension } from './dimension-values.schemas.ts';
 
 /**
  * Every source that counts a dimension's values exactly over a period (null: all time, without

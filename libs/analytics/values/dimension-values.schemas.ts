@@ -2,7 +2,7 @@ import { businessName } from '../../auth/business-name.ts';
 import { enforcedInCode } from '../../http/json-schema.ts';
 import type { JsonSchema } from '../../http/validation.ts';
 import { DIMENSIONS, type DimensionName } from '../catalog/catalog.ts';
-import { TIMEZONE_PATTERN } from '../parse/query.schema.ts';
+import { TIMEZONE_PATTERN } from '../parse/query.schemas.ts';
 import { PERIODS, type PeriodName } from '../period/period.ts';
 
 /**

@@ -8,7 +8,7 @@ import {
   noneLabel,
 } from './catalog/catalog.ts';
 import { FILTER_OPS, MAX_ANY_DEPTH } from './catalog/filter-ops.ts';
-import { DIRECTIONS, INCLUSIONS } from './parse/query.schema.ts';
+import { DIRECTIONS, INCLUSIONS } from './parse/query.schemas.ts';
 import { COMPARE_MODES } from './period/comparison-period.ts';
 import { PERIODS } from './period/period.ts';
 

@@ -1,5 +1,6 @@
 import { allowedBusinesses, requireBusiness } from '../auth/access.ts';
 import { responseMeta, single } from '../http/envelope.ts';
+import { ValidationError } from '../http/errors.ts';
 import { defineRoute, type Route } from '../http/route.ts';
 import type { JsonSchema } from '../http/validation.ts';
 import { OPT_FIELDS_PARAMETER, type OptField, parseOptFields } from './opt-fields.ts';
@@ -22,9 +23,19 @@ import {
   type TaskFilters,
   taskCollectionQuery,
   taskFilterChecks,
-} from './task-collection.schema.ts';
+} from './task-collection.schemas.ts';
+import { UpdateRefused } from './task-errors.ts';
 import { parseIfMatch, taskEtag } from './task-etag.ts';
 import { toCompactTaskView, toTaskView } from './task-view.ts';
+
+/** An update the domain refused, placed in the body: at the member refused, or the whole body. */
+function inBody(error: unknown): never {
+  if (error instanceof UpdateRefused) {
+    const loc = error.member === undefined ? ['body'] : ['body', error.member];
+    throw ValidationError.at(loc, error.message, 'value_error');
+  }
+  throw error;
+}
 
 /** The whole record, or with `opt_fields` the compact one plus the members named. */
 const viewOf = (task: TaskRow, optFields: readonly OptField[]) =>
@@ -185,7 +196,7 @@ export function taskRoutes(
           ctx.principal,
           deps.now(),
           ifMatch,
-        );
+        ).catch(inBody);
         uow.afterCommit(deps.wakeProjector);
         return { body: single(toTaskView(task), ctx.requestId), headers: { ETag: taskEtag(task) } };
       },
