@@ -13,6 +13,7 @@ import {
 } from '@opentelemetry/sdk-trace-node';
 import { ATTR_SERVICE_NAME } from '@opentelemetry/semantic-conventions';
 import type { TracingConfig } from '../config/config.ts';
+import { SampledContextManager } from './sampled-context.ts';
 import { useTracer } from './tracing.ts';
 
 export interface RunningTracing {
@@ -26,6 +27,7 @@ export interface RunningTracing {
  * process without one never loads the SDK.
  */
 export function startTracing(config: TracingConfig): RunningTracing {
+  const contextManager = new SampledContextManager();
   const provider = new NodeTracerProvider({
     resource: resourceFromAttributes({
       ...config.resourceAttributes,
@@ -33,15 +35,16 @@ export function startTracing(config: TracingConfig): RunningTracing {
     }),
     sampler: sampler(config),
     spanProcessors: [
+      contextManager.openSpans,
       new BatchSpanProcessor(
         new OTLPTraceExporter({ url: config.url, headers: { ...config.headers } }),
         { scheduledDelayMillis: config.exportDelayMs },
       ),
     ],
   });
-  // Registers the AsyncLocalStorage context manager and the propagator globally: the active
-  // span follows a request through awaits into the storage adapters.
-  provider.register({ propagator: new W3CTraceContextPropagator() });
+  // Registers the context manager and the propagator globally: the active span follows a
+  // sampled request through awaits into the storage adapters.
+  provider.register({ contextManager, propagator: new W3CTraceContextPropagator() });
   useTracer(provider.getTracer('cairn'));
   return {
     async close() {

@@ -42,7 +42,15 @@ export function inSpan<T>(
   if (!tracer || !(options.root || recordingNow())) return work(undefined);
   const parent = options.root ? ROOT_CONTEXT : context.active();
   const spanOptions = { kind: options.kind ?? SpanKind.INTERNAL, attributes: options.attributes };
-  return tracer.startActiveSpan(name, spanOptions, parent, async (span) => {
+  const span = tracer.startSpan(name, spanOptions, parent);
+  if (!span.isRecording()) {
+    // A new trace the sampler declined enters no context (see withSpan), unless it was started
+    // under a sampled one (a batch woken by a traced write), whose spans it must not join.
+    return context.active() === ROOT_CONTEXT
+      ? work(undefined)
+      : context.with(ROOT_CONTEXT, () => work(undefined));
+  }
+  return context.with(trace.setSpan(parent, span), async () => {
     try {
       return await work(span);
     } catch (error) {
