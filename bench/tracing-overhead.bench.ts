@@ -1,11 +1,12 @@
 // `npm run bench -- tracing-overhead [--dependents 10000] [--facts 1000000] [--seconds 5]
-// [--rounds 2]` on the machine's Postgres (TEST_POSTGRES_URL overrides) and embedded chDB: the
-// dependents page (limit=100, concurrency 8) and POST /query (result cache bypassed,
-// concurrency 4) with tracing off, on at 1 % sampling and on at 100 %, each mode a fresh server
-// in a child process exporting to an OTLP/HTTP sink in this process that reads and drops what
-// it is sent. Modes run in turns, `--rounds` times, so drift on a busy machine lands on all of
-// them alike; the best round of each mode is printed beside the figures of "off", with the
-// service's CPU per answer (/proc), which a machine shared with other work blurs less than req/s.
+// [--rounds 2] [--modes off,1%,100%]` on the machine's Postgres (TEST_POSTGRES_URL overrides)
+// and embedded chDB: the dependents page (limit=100, concurrency 8) and POST /query (result
+// cache bypassed, concurrency 4) with tracing off, on at 1 % sampling and on at 100 %, each mode
+// a fresh server in a child process exporting to an OTLP/HTTP sink in this process that reads
+// and drops what it is sent. Modes run in turns, `--rounds` times, so drift on a busy machine
+// lands on all of them alike; every round is printed, then the best round of each mode beside
+// the figures of "off", with the service's CPU per answer (/proc), which a machine shared with
+// other work blurs less than req/s.
 import type { ChildProcess } from 'node:child_process';
 import fs from 'node:fs/promises';
 import http from 'node:http';
@@ -24,7 +25,7 @@ import { createScratchDatabase } from '../libs/storage/scratch-database.ts';
 import { benchConfig } from './bench-reader.ts';
 import { startCpuSplit } from './cpu-split.ts';
 import { seedHub } from './hub-seed.ts';
-import { numberOption } from './options.ts';
+import { numberOption, textOption } from './options.ts';
 import { serveChild } from './serve-child.ts';
 
 const POSTGRES = process.env.TEST_POSTGRES_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
@@ -64,6 +65,11 @@ export async function run(args: string[]): Promise<void> {
   const facts = numberOption(args, 'facts', 1_000_000);
   const seconds = numberOption(args, 'seconds', 5);
   const rounds = numberOption(args, 'rounds', 2);
+  const modes = textOption(args, 'modes', MODES.join(',')).split(',') as Mode[];
+  const unknown = modes.filter((mode) => !MODES.includes(mode));
+  if (unknown.length > 0 || !modes.includes('off')) {
+    throw new Error(`--modes takes off and any of ${MODES.join(', ')} (got ${modes.join(',')})`);
+  }
   const sink = await otlpSink();
   const database = await createScratchDatabase(POSTGRES, 'cairn_bench');
   const dataDir = await fs.mkdtemp(path.join(os.tmpdir(), 'cairn-bench-'));
@@ -92,7 +98,7 @@ export async function run(args: string[]): Promise<void> {
     );
     const best = new Map<string, Figure>();
     for (let round = 0; round < rounds; round++) {
-      for (const mode of MODES) {
+      for (const mode of modes) {
         const started = await serveChild('tracing-overhead', [
           database.url,
           dataDir,
@@ -106,8 +112,15 @@ export async function run(args: string[]): Promise<void> {
         const pid = child.pid;
         await load(pid, page, headers, 8, 2);
         await load(pid, query.url, headers, 4, 2, query.body);
-        keep(best, `dependents ${mode}`, await load(pid, page, headers, 8, seconds));
-        keep(best, `query ${mode}`, await load(pid, query.url, headers, 4, seconds, query.body));
+        // Each round is printed too: on a shared machine its spread says how far to trust the best.
+        const measured = (key: string, figure: Figure) => {
+          console.log(
+            `round ${round + 1}  ${key.padEnd(15)} ${figure.rps.toFixed(0).padStart(6)} req/s  ${figure.cpuMs.toFixed(3)} ms CPU/req  (load ${os.loadavg()[0]?.toFixed(1)})`,
+          );
+          keep(best, key, figure);
+        };
+        measured(`dependents ${mode}`, await load(pid, page, headers, 8, seconds));
+        measured(`query ${mode}`, await load(pid, query.url, headers, 4, seconds, query.body));
         await stop(child);
         child = undefined;
       }
@@ -117,7 +130,7 @@ export async function run(args: string[]): Promise<void> {
     );
     for (const path of ['dependents', 'query']) {
       const off = best.get(`${path} off`) as Figure;
-      for (const mode of MODES) {
+      for (const mode of modes) {
         const figure = best.get(`${path} ${mode}`) as Figure;
         const change = ((figure.rps / off.rps - 1) * 100).toFixed(1);
         const cpu = ((figure.cpuMs / off.cpuMs - 1) * 100).toFixed(1);
