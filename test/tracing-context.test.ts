@@ -71,4 +71,21 @@ describe('the context of sampled spans', () => {
     second.end();
     expect(await promisesHooked()).toBe(false);
   });
+
+  it('holds a context entered with no recording span open for the synchronous call only', async () => {
+    const { manager, start } = traced();
+    const ended = start('ended');
+    ended.end();
+    const unsampled = trace.wrapSpanContext(ended.spanContext());
+    const context = trace.setSpan(ROOT_CONTEXT, unsampled);
+    let inside: unknown;
+    const later = manager.with(context, async () => {
+      inside = trace.getSpan(manager.active());
+      await sleep(1);
+      return trace.getSpan(manager.active());
+    });
+    expect(inside).toBe(unsampled);
+    expect(await promisesHooked()).toBe(false);
+    expect(await later).toBeUndefined();
+  });
 });

@@ -13,8 +13,8 @@ import type { ReadableSpan, Span, SpanProcessor } from '@opentelemetry/sdk-trace
  * The spans are counted by `openSpans`, the span processor registered beside this manager: the
  * SDK calls it for recording spans only. Work of a sampled trace still running after its last
  * span ended (a log line written after the answer) sees no active context, as if unsampled.
- * Seams enter a context only for a recording span (tracing.ts), so no context is entered while
- * the hook is off except to start a sampled trace, which switches it on.
+ * Seams enter a context only for a recording span (tracing.ts); a context entered while no
+ * recording span is open holds for the synchronous call only.
  */
 export class SampledContextManager implements ContextManager {
   private readonly storage = new AsyncLocalStorage<Context>();
@@ -37,6 +37,11 @@ export class SampledContextManager implements ContextManager {
     shutdown: () => Promise.resolve(),
   };
 
+  /** Whether a recording span is open anywhere in the process (none: nothing is sampled now). */
+  recording(): boolean {
+    return this.open > 0;
+  }
+
   active(): Context {
     return this.storage.getStore() ?? ROOT_CONTEXT;
   }
@@ -48,7 +53,11 @@ export class SampledContextManager implements ContextManager {
     ...args: A
   ): ReturnType<F> {
     const callback = thisArg == null ? fn : fn.bind(thisArg);
-    return this.storage.run(context, callback, ...args);
+    const result = this.storage.run(context, callback, ...args);
+    // Entered with no recording span open (the span processor's export, every few seconds):
+    // nothing under it is sampled, so the hook is not left on for it.
+    if (this.open === 0) this.storage.disable();
+    return result;
   }
 
   bind<T>(context: Context, target: T): T {

@@ -44,7 +44,7 @@ export function startTracing(config: TracingConfig): RunningTracing {
   // Registers the context manager and the propagator globally: the active span follows a
   // sampled request through awaits into the storage adapters.
   provider.register({ contextManager, propagator: new W3CTraceContextPropagator() });
-  useTracer(provider.getTracer('cairn'));
+  useTracer(provider.getTracer('cairn'), () => contextManager.recording());
   return {
     async close() {
       useTracer(undefined);

@@ -19,10 +19,17 @@ import {
  * span, context or closure made, so tracing that is off costs nothing measurable.
  */
 let tracer: Tracer | undefined;
+/**
+ * Whether any recording span is open in the process. While none is, nothing active can be
+ * sampled, so the checks below answer without asking the context API: at 1 % sampling that is
+ * most of the time, and the checks run for every statement and log line.
+ */
+let anyRecording: () => boolean = () => true;
 
 /** Set by tracing-sdk.ts once the SDK is registered, cleared when it shuts down. */
-export function useTracer(next: Tracer | undefined): void {
+export function useTracer(next: Tracer | undefined, recording: () => boolean = () => true): void {
   tracer = next;
+  anyRecording = recording;
 }
 
 export function tracingOn(): boolean {
@@ -91,7 +98,7 @@ export function failSpan(span: Span | undefined, error: unknown): void {
 
 /** The active span's ids when it is sampled (a trace a backend will have), for logs and problems. */
 export function activeTraceIds(): { trace_id: string; span_id: string } | undefined {
-  if (!tracer) return undefined;
+  if (!tracer || !anyRecording()) return undefined;
   return sampledIds(trace.getActiveSpan());
 }
 
@@ -149,7 +156,7 @@ export function recordFinished(
   attributes: Attributes,
   error?: unknown,
 ): void {
-  if (!tracer || !trace.getActiveSpan()?.isRecording()) return;
+  if (!tracer || !recordingNow()) return;
   const end = Date.now();
   const span = tracer.startSpan(name, {
     kind: SpanKind.CLIENT,
@@ -162,5 +169,5 @@ export function recordFinished(
 
 /** Whether a span made now would be recorded: the seams skip their attribute work otherwise. */
 export function recordingNow(): boolean {
-  return tracer !== undefined && trace.getActiveSpan()?.isRecording() === true;
+  return tracer !== undefined && anyRecording() && trace.getActiveSpan()?.isRecording() === true;
 }
