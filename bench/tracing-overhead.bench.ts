@@ -1,12 +1,16 @@
 // `npm run bench -- tracing-overhead [--dependents 10000] [--facts 1000000] [--seconds 5]
-// [--rounds 2]` on the machine's Postgres (TEST_POSTGRES_URL overrides) and embedded chDB: the
-// dependents page (limit=100, concurrency 8) and POST /query (result cache bypassed,
-// concurrency 4) with tracing off, on at 1 % sampling and on at 100 %, each mode a fresh server
-// in a child process exporting to an OTLP/HTTP sink in this process that reads and drops what
-// it is sent. Modes run in turns, `--rounds` times, so drift on a busy machine lands on all of
-// them alike; the best round of each mode is printed beside the figures of "off", with the
-// service's CPU per answer (/proc), which a machine shared with other work blurs less than req/s.
+// [--rounds 2] [--modes off,1%,100%] [--cpu-profile DIR]` on the machine's Postgres (TEST_POSTGRES_URL overrides)
+// and embedded chDB: the dependents page (limit=100, concurrency 8) and POST /query (result
+// cache bypassed, concurrency 4) with tracing off, on at 1 % sampling and on at 100 %, each mode
+// a fresh server in a child process exporting to an OTLP/HTTP sink in this process that reads
+// and drops what it is sent. Modes run in turns, `--rounds` times, so drift on a busy machine
+// lands on all of them alike; every round is printed, then the best round of each mode beside
+// the figures of "off", with the service's CPU per answer (/proc), which a machine shared with
+// other work blurs less than req/s. `--cpu-profile DIR` keeps each server's V8 profile there and
+// prints, per measurement, the share of the service's busy time spent in async hooks, tracing
+// code and GC: shares of its own samples, the least blurred figure of all on a busy machine.
 import type { ChildProcess } from 'node:child_process';
+import fsSync from 'node:fs';
 import fs from 'node:fs/promises';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -24,7 +28,8 @@ import { createScratchDatabase } from '../libs/storage/scratch-database.ts';
 import { benchConfig } from './bench-reader.ts';
 import { startCpuSplit } from './cpu-split.ts';
 import { seedHub } from './hub-seed.ts';
-import { numberOption } from './options.ts';
+import { numberOption, textOption } from './options.ts';
+import { monotonicMicros, profileShares } from './profile-share.ts';
 import { serveChild } from './serve-child.ts';
 
 const POSTGRES = process.env.TEST_POSTGRES_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
@@ -64,6 +69,12 @@ export async function run(args: string[]): Promise<void> {
   const facts = numberOption(args, 'facts', 1_000_000);
   const seconds = numberOption(args, 'seconds', 5);
   const rounds = numberOption(args, 'rounds', 2);
+  const modes = textOption(args, 'modes', MODES.join(',')).split(',') as Mode[];
+  const unknown = modes.filter((mode) => !MODES.includes(mode));
+  if (unknown.length > 0 || !modes.includes('off')) {
+    throw new Error(`--modes takes off and any of ${MODES.join(', ')} (got ${modes.join(',')})`);
+  }
+  const profileRoot = args.includes('--cpu-profile') ? textOption(args, 'cpu-profile', '') : '';
   const sink = await otlpSink();
   const database = await createScratchDatabase(POSTGRES, 'cairn_bench');
   const dataDir = await fs.mkdtemp(path.join(os.tmpdir(), 'cairn-bench-'));
@@ -92,13 +103,13 @@ export async function run(args: string[]): Promise<void> {
     );
     const best = new Map<string, Figure>();
     for (let round = 0; round < rounds; round++) {
-      for (const mode of MODES) {
-        const started = await serveChild('tracing-overhead', [
-          database.url,
-          dataDir,
-          String(facts),
-          JSON.stringify(tracingEnv(mode, sink.url)),
-        ]);
+      for (const mode of modes) {
+        const profileDir = profileRoot && path.join(profileRoot, `round${round + 1}-${mode}`);
+        const started = await serveChild(
+          'tracing-overhead',
+          [database.url, dataDir, String(facts), JSON.stringify(tracingEnv(mode, sink.url))],
+          profileDir ? ['--cpu-prof', `--cpu-prof-dir=${profileDir}`] : [],
+        );
         child = started.child;
         const page = `${started.url}/api/v1/tasks/root/dependents?limit=100`;
         const query = { url: `${started.url}/api/v1/query`, body: QUERY };
@@ -106,10 +117,24 @@ export async function run(args: string[]): Promise<void> {
         const pid = child.pid;
         await load(pid, page, headers, 8, 2);
         await load(pid, query.url, headers, 4, 2, query.body);
-        keep(best, `dependents ${mode}`, await load(pid, page, headers, 8, seconds));
-        keep(best, `query ${mode}`, await load(pid, query.url, headers, 4, seconds, query.body));
+        // Each round is printed too: on a shared machine its spread says how far to trust the best.
+        const measured = (key: string, figure: Figure) => {
+          console.log(
+            `round ${round + 1}  ${key.padEnd(15)} ${figure.rps.toFixed(0).padStart(6)} req/s  ${figure.cpuMs.toFixed(3)} ms CPU/req  (load ${os.loadavg()[0]?.toFixed(1)})`,
+          );
+          keep(best, key, figure);
+        };
+        const windows: Record<string, [number, number]> = {};
+        const timed = async (key: string, figure: () => Promise<Figure>) => {
+          const from = monotonicMicros();
+          measured(key, await figure());
+          windows[key] = [from, monotonicMicros()];
+        };
+        await timed(`dependents ${mode}`, () => load(pid, page, headers, 8, seconds));
+        await timed(`query ${mode}`, () => load(pid, query.url, headers, 4, seconds, query.body));
         await stop(child);
         child = undefined;
+        if (profileDir) printShares(profileDir, windows);
       }
     }
     console.log(
@@ -117,7 +142,7 @@ export async function run(args: string[]): Promise<void> {
     );
     for (const path of ['dependents', 'query']) {
       const off = best.get(`${path} off`) as Figure;
-      for (const mode of MODES) {
+      for (const mode of modes) {
         const figure = best.get(`${path} ${mode}`) as Figure;
         const change = ((figure.rps / off.rps - 1) * 100).toFixed(1);
         const cpu = ((figure.cpuMs / off.cpuMs - 1) * 100).toFixed(1);
@@ -133,6 +158,19 @@ export async function run(args: string[]): Promise<void> {
     await database.drop();
     await fs.rm(dataDir, { recursive: true, force: true });
     sink.close();
+  }
+}
+
+function printShares(profileDir: string, windows: Record<string, [number, number]>): void {
+  const file = fsSync
+    .readdirSync(profileDir)
+    .find((name) => name.endsWith('.cpuprofile')) as string;
+  const percent = (share: number) => `${(share * 100).toFixed(1)} %`;
+  for (const [key, window] of Object.entries(windows)) {
+    const shares = profileShares(path.join(profileDir, file), [window]);
+    console.log(
+      `         ${key.padEnd(15)} busy ${shares.busyMs.toFixed(0)} ms: async hooks ${percent(shares.asyncHooks)}, tracing ${percent(shares.tracing)}, GC ${percent(shares.gc)}`,
+    );
   }
 }
 

@@ -1,93 +1,20 @@
 import { randomBytes } from 'node:crypto';
-import { createServer, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../libs/config/config.ts';
 import { createLogger } from '../libs/observability/logger.ts';
 import { useCairn } from './support/cairn.ts';
 import { waitFor } from './support/engines.ts';
 import { http } from './support/http.ts';
-
-/** One span as OTLP/HTTP JSON carries it (ids in hex), attributes flattened. */
-interface ReceivedSpan {
-  traceId: string;
-  spanId: string;
-  parentSpanId: string;
-  name: string;
-  kind: number;
-  attributes: Record<string, unknown>;
-  links: Array<{ traceId: string; spanId: string }>;
-  service: unknown;
-}
-
-interface OtlpValue {
-  stringValue?: string;
-  intValue?: string | number;
-  boolValue?: boolean;
-  doubleValue?: number;
-}
-
-/**
- * A real OTLP/HTTP receiver: the SDK's exporter POSTs JSON to /v1/traces, as it would to a
- * collector, and every span it sends is kept here.
- */
-function otlpReceiver() {
-  const spans: ReceivedSpan[] = [];
-  const paths: string[] = [];
-  let server: Server | undefined;
-  const flat = (attributes: Array<{ key: string; value: OtlpValue }> = []) =>
-    Object.fromEntries(
-      attributes.map(({ key, value }) => [
-        key,
-        value.stringValue ?? value.boolValue ?? value.doubleValue ?? Number(value.intValue),
-      ]),
-    );
-  return {
-    spans,
-    paths,
-    url: '',
-    async start() {
-      server = createServer((req, res) => {
-        const chunks: Buffer[] = [];
-        req.on('data', (chunk: Buffer) => chunks.push(chunk));
-        req.on('end', () => {
-          paths.push(`${req.method} ${req.url} ${req.headers['content-type']}`);
-          const body = JSON.parse(Buffer.concat(chunks).toString('utf8'));
-          for (const resource of body.resourceSpans ?? []) {
-            const service = flat(resource.resource?.attributes)['service.name'];
-            for (const scope of resource.scopeSpans ?? []) {
-              for (const span of scope.spans ?? []) {
-                spans.push({
-                  traceId: span.traceId,
-                  spanId: span.spanId,
-                  parentSpanId: span.parentSpanId ?? '',
-                  name: span.name,
-                  kind: span.kind,
-                  attributes: flat(span.attributes),
-                  links: (span.links ?? []).map((l: { traceId: string; spanId: string }) => ({
-                    traceId: l.traceId,
-                    spanId: l.spanId,
-                  })),
-                  service,
-                });
-              }
-            }
-          }
-          res.writeHead(200, { 'content-type': 'application/json' }).end('{}');
-        });
-      });
-      await new Promise<void>((resolve) => server?.listen(0, '127.0.0.1', resolve));
-      this.url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
-    },
-    close: () =>
-      new Promise<void>((resolve) => (server ? server.close(() => resolve()) : resolve())),
-  };
-}
+import { otlpReceiver, type ReceivedSpan } from './support/otlp-receiver.ts';
 
 const hex = (bytes: number) => randomBytes(bytes).toString('hex');
 const OTLP_SERVER = 2;
 
-describe('tracing with an OTLP endpoint', () => {
+// Both protocols must bring the collector the same span tree: every test runs with each.
+describe.each([
+  { protocol: 'http/json', contentType: 'application/json' },
+  { protocol: 'http/protobuf', contentType: 'application/x-protobuf' },
+])('tracing with an OTLP endpoint ($protocol)', ({ protocol, contentType }) => {
   const receiver = otlpReceiver();
   const logLines: string[] = [];
   beforeAll(() => receiver.start());
@@ -95,6 +22,7 @@ describe('tracing with an OTLP endpoint', () => {
   const cairn = useCairn(() => ({
     env: {
       OTEL_EXPORTER_OTLP_ENDPOINT: receiver.url,
+      OTEL_EXPORTER_OTLP_PROTOCOL: protocol,
       OTEL_SERVICE_NAME: 'cairn-under-test',
       OTEL_BSP_SCHEDULE_DELAY: '50',
     },
@@ -130,7 +58,7 @@ describe('tracing with an OTLP endpoint', () => {
       attributes: { 'http.route': '/api/v1/tasks', 'http.response.status_code': 201 },
     });
     expect(answered).toBe(`00-${traceId}-${write.spanId}-01`);
-    expect(receiver.paths[0]).toMatch(/^POST \/v1\/traces application\/json/);
+    expect(receiver.paths[0]).toBe(`POST /v1/traces ${contentType}`);
 
     const children = childrenOf(write);
     expect(children.map((s) => s.name)).toContain('authenticate');
@@ -295,7 +223,21 @@ describe('tracing without an OTLP endpoint', () => {
       samplerRatio: 0.01,
       serviceName: 'cairn',
       resourceAttributes: { 'deployment.environment': 'prod' },
+      protocol: 'http/json',
     });
+    expect(
+      loadConfig({
+        OTEL_EXPORTER_OTLP_ENDPOINT: 'http://c:4318',
+        OTEL_EXPORTER_OTLP_PROTOCOL: 'http/json',
+        OTEL_EXPORTER_OTLP_TRACES_PROTOCOL: 'http/protobuf',
+      }).tracing?.protocol,
+    ).toBe('http/protobuf');
+    expect(() =>
+      loadConfig({
+        OTEL_EXPORTER_OTLP_ENDPOINT: 'http://c:4318',
+        OTEL_EXPORTER_OTLP_PROTOCOL: 'grpc',
+      }),
+    ).toThrow(/OTEL_EXPORTER_OTLP_PROTOCOL must be http\/json or http\/protobuf \(got "grpc"\)/);
     expect(
       loadConfig({ OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: 'https://traces.example/otlp' }).tracing
         ?.url,

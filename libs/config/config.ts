@@ -143,7 +143,11 @@ export interface TracingConfig {
   readonly samplerRatio: number;
   /** `OTEL_BSP_SCHEDULE_DELAY`: how long finished spans gather before they are sent. @defaultValue 5000 */
   readonly exportDelayMs: number;
+  /** `OTEL_EXPORTER_OTLP_PROTOCOL` (or `…_TRACES_PROTOCOL`): the body of each export. @defaultValue 'http/json' */
+  readonly protocol: OtlpProtocol;
 }
+
+export type OtlpProtocol = 'http/json' | 'http/protobuf';
 
 export type TraceSampler =
   | 'always_on'
@@ -494,14 +498,14 @@ function tracingConfig(
   if (!(ratio >= 0 && ratio <= 1)) {
     problems.push(`OTEL_TRACES_SAMPLER_ARG must be a number from 0 to 1 (got "${ratioRaw}")`);
   }
-  // The exporter Cairn ships sends OTLP/HTTP with JSON bodies, which collectors take beside
-  // protobuf on the same path; asking for another protocol is a mistake worth naming.
-  const protocol =
-    read('OTEL_EXPORTER_OTLP_TRACES_PROTOCOL') ??
+  // Cairn speaks OTLP over HTTP only; `grpc` would need a transport it does not ship.
+  const protocol = (read('OTEL_EXPORTER_OTLP_TRACES_PROTOCOL') ??
     read('OTEL_EXPORTER_OTLP_PROTOCOL') ??
-    'http/json';
+    'http/json') as OtlpProtocol;
   if (protocol !== 'http/json' && protocol !== 'http/protobuf') {
-    problems.push(`OTEL_EXPORTER_OTLP_PROTOCOL must be http/json (got "${protocol}")`);
+    problems.push(
+      `OTEL_EXPORTER_OTLP_PROTOCOL must be http/json or http/protobuf (got "${protocol}")`,
+    );
   }
   const headers = pairs(
     read('OTEL_EXPORTER_OTLP_TRACES_HEADERS') ?? read('OTEL_EXPORTER_OTLP_HEADERS'),
@@ -524,6 +528,7 @@ function tracingConfig(
     sampler,
     samplerRatio: ratio,
     exportDelayMs,
+    protocol,
   });
 }
 

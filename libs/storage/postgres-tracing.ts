@@ -1,5 +1,5 @@
 import type { LogEvent } from 'kysely';
-import { recordFinished } from '../tracing/tracing.ts';
+import { recordFinished, recordingNow } from '../tracing/tracing.ts';
 
 /** Statement text kept on a span: enough to recognise it, never the values (they are bound). */
 const MAX_TEXT = 2_000;
@@ -10,6 +10,8 @@ const MAX_TEXT = 2_000;
  */
 export function traceStatements(system: 'postgresql'): (event: LogEvent) => void {
   return (event) => {
+    // Most statements run outside any sampled trace: they skip the text work below.
+    if (!recordingNow()) return;
     const text = event.query.sql;
     const operation = /^\s*(\w+)/.exec(text)?.[1]?.toUpperCase() ?? 'QUERY';
     recordFinished(

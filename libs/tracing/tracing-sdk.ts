@@ -1,6 +1,5 @@
 import { context, propagation, trace } from '@opentelemetry/api';
 import { W3CTraceContextPropagator } from '@opentelemetry/core';
-import { OTLPTraceExporter } from '@opentelemetry/exporter-trace-otlp-http';
 import { resourceFromAttributes } from '@opentelemetry/resources';
 import {
   AlwaysOffSampler,
@@ -13,6 +12,8 @@ import {
 } from '@opentelemetry/sdk-trace-node';
 import { ATTR_SERVICE_NAME } from '@opentelemetry/semantic-conventions';
 import type { TracingConfig } from '../config/config.ts';
+import { otlpTraceExporter } from './otlp-exporter.ts';
+import { SampledContextManager } from './sampled-context.ts';
 import { useTracer } from './tracing.ts';
 
 export interface RunningTracing {
@@ -22,10 +23,11 @@ export interface RunningTracing {
 
 /**
  * Starts the OpenTelemetry SDK for this process: W3C trace context, the configured sampler,
- * spans batched to the OTLP/HTTP endpoint. Imported only when an endpoint is configured, so a
+ * spans batched to the OTLP/HTTP endpoint in JSON or protobuf. Imported only when an endpoint is configured, so a
  * process without one never loads the SDK.
  */
 export function startTracing(config: TracingConfig): RunningTracing {
+  const contextManager = new SampledContextManager();
   const provider = new NodeTracerProvider({
     resource: resourceFromAttributes({
       ...config.resourceAttributes,
@@ -33,16 +35,16 @@ export function startTracing(config: TracingConfig): RunningTracing {
     }),
     sampler: sampler(config),
     spanProcessors: [
-      new BatchSpanProcessor(
-        new OTLPTraceExporter({ url: config.url, headers: { ...config.headers } }),
-        { scheduledDelayMillis: config.exportDelayMs },
-      ),
+      contextManager.openSpans,
+      new BatchSpanProcessor(otlpTraceExporter(config), {
+        scheduledDelayMillis: config.exportDelayMs,
+      }),
     ],
   });
-  // Registers the AsyncLocalStorage context manager and the propagator globally: the active
-  // span follows a request through awaits into the storage adapters.
-  provider.register({ propagator: new W3CTraceContextPropagator() });
-  useTracer(provider.getTracer('cairn'));
+  // Registers the context manager and the propagator globally: the active span follows a
+  // sampled request through awaits into the storage adapters.
+  provider.register({ contextManager, propagator: new W3CTraceContextPropagator() });
+  useTracer(provider.getTracer('cairn'), () => contextManager.recording());
   return {
     async close() {
       useTracer(undefined);

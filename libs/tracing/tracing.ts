@@ -19,10 +19,17 @@ import {
  * span, context or closure made, so tracing that is off costs nothing measurable.
  */
 let tracer: Tracer | undefined;
+/**
+ * Whether any recording span is open in the process. While none is, nothing active can be
+ * sampled, so the checks below answer without asking the context API: at 1 % sampling that is
+ * most of the time, and the checks run for every statement and log line.
+ */
+let anyRecording: () => boolean = () => true;
 
 /** Set by tracing-sdk.ts once the SDK is registered, cleared when it shuts down. */
-export function useTracer(next: Tracer | undefined): void {
+export function useTracer(next: Tracer | undefined, recording: () => boolean = () => true): void {
   tracer = next;
+  anyRecording = recording;
 }
 
 export function tracingOn(): boolean {
@@ -42,7 +49,15 @@ export function inSpan<T>(
   if (!tracer || !(options.root || recordingNow())) return work(undefined);
   const parent = options.root ? ROOT_CONTEXT : context.active();
   const spanOptions = { kind: options.kind ?? SpanKind.INTERNAL, attributes: options.attributes };
-  return tracer.startActiveSpan(name, spanOptions, parent, async (span) => {
+  const span = tracer.startSpan(name, spanOptions, parent);
+  if (!span.isRecording()) {
+    // A new trace the sampler declined enters no context (see withSpan), unless it was started
+    // under a sampled one (a batch woken by a traced write), whose spans it must not join.
+    return context.active() === ROOT_CONTEXT
+      ? work(undefined)
+      : context.with(ROOT_CONTEXT, () => work(undefined));
+  }
+  return context.with(trace.setSpan(parent, span), async () => {
     try {
       return await work(span);
     } catch (error) {
@@ -83,7 +98,7 @@ export function failSpan(span: Span | undefined, error: unknown): void {
 
 /** The active span's ids when it is sampled (a trace a backend will have), for logs and problems. */
 export function activeTraceIds(): { trace_id: string; span_id: string } | undefined {
-  if (!tracer) return undefined;
+  if (!tracer || !anyRecording()) return undefined;
   return sampledIds(trace.getActiveSpan());
 }
 
@@ -141,7 +156,7 @@ export function recordFinished(
   attributes: Attributes,
   error?: unknown,
 ): void {
-  if (!tracer || !trace.getActiveSpan()?.isRecording()) return;
+  if (!tracer || !recordingNow()) return;
   const end = Date.now();
   const span = tracer.startSpan(name, {
     kind: SpanKind.CLIENT,
@@ -154,5 +169,5 @@ export function recordFinished(
 
 /** Whether a span made now would be recorded: the seams skip their attribute work otherwise. */
 export function recordingNow(): boolean {
-  return tracer !== undefined && trace.getActiveSpan()?.isRecording() === true;
+  return tracer !== undefined && anyRecording() && trace.getActiveSpan()?.isRecording() === true;
 }
