@@ -30,7 +30,7 @@ import {
   type RunningRetention,
   startOutboxRetention,
 } from '../../libs/projection/outbox-retention.ts';
-import { changesSince } from '../../libs/projection/projection-changes.ts';
+import { changesReader } from '../../libs/projection/projection-changes.ts';
 import {
   batchObserver,
   fillObserver,
@@ -231,7 +231,7 @@ export async function startCairn(options: CairnOptions): Promise<Cairn> {
             queryRoutes({
               clickhouse,
               freshness: (at) => freshness.read(at),
-              changes: (from, to, businesses) => changesSince(db, from, to, businesses),
+              changes: changesReader(db),
               rollups: () => rollups.ready(),
               now,
               maxRows: config.queryMaxRows,

@@ -115,3 +115,27 @@ export async function changesSince(
     latest: instant(row.latest),
   };
 }
+
+/**
+ * `changesSince`, remembering its last answers: the rows between two marks read never change
+ * (they committed in the order they are numbered), so the many queries of one dashboard refresh
+ * ask Postgres once.
+ */
+export function changesReader(
+  db: Db,
+  remembered = 256,
+): (from: ChangeMark, to: ChangeMark, businesses: string[] | null) => Promise<NewFacts | null> {
+  const answers = new Map<string, Promise<NewFacts | null>>();
+  return (from, to, businesses) => {
+    const key = JSON.stringify([from, to, businesses]);
+    let answer = answers.get(key);
+    if (!answer) {
+      answer = changesSince(db, from, to, businesses);
+      // A failed read is not remembered; the caller computes the whole answer meanwhile.
+      answer.catch(() => answers.delete(key));
+      if (answers.size >= remembered) answers.delete(answers.keys().next().value as string);
+    } else answers.delete(key);
+    answers.set(key, answer);
+    return answer;
+  };
+}
