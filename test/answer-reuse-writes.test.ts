@@ -5,6 +5,7 @@
 // have moved runs again: a series its buckets from the earliest new fact's on, and an answer for
 // businesses without new facts nothing at all.
 import fc from 'fast-check';
+import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { DimensionName, MetricName } from '../libs/analytics/catalog/catalog.ts';
 import { QueryExecutor } from '../libs/analytics/execute/query-execution.ts';
@@ -293,5 +294,27 @@ describe('answer reuse with writes: what is kept across new facts equals the fre
     expect(again.metadata.cache).toBe('hit');
     expect(statements.length - ran).toBe(0);
     expect(again.data).toEqual(first.data);
+  });
+
+  it('trusts nothing kept once facts were projected without a logged change', async () => {
+    const now = END + 14 * DAY;
+    await ask(series, now);
+    const late = now - 5 * DAY;
+    const seq = await sql<{ seq: string }>`select max(seq)::text as seq from projection_changes`
+      .execute(engines.postgres.db)
+      .then((result) => result.rows[0]?.seq ?? '0');
+    await writeAt(late, (trx) =>
+      createTask(trx, { business: businesses[0] as string, name: 'unlogged' }, new Date(late)),
+    );
+    await projectAll(engines);
+    // As a projector of an earlier version would have left it: the cursor moved, nothing logged.
+    await sql`delete from projection_changes where seq > ${seq}::bigint`.execute(
+      engines.postgres.db,
+    );
+    const partial = counted.partial;
+    const again = await ask(series, now + 5_000);
+    expect(again.metadata.cache).toBe('miss');
+    expect(counted.partial).toBe(partial);
+    expect(answered(again)).toEqual(answered(await ask(series, now + 5_000, { fresh: true })));
   });
 });

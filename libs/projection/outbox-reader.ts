@@ -178,7 +178,9 @@ export async function commitPending(
     await moved.execute();
     return;
   }
-  await sql`with moved as (${moved.returning('name')}), ${logSpans(spans)}`.execute(db);
+  await sql`with moved as (${moved.returning(['cursor_xid', 'cursor_id'])}), ${logSpans(spans)}`.execute(
+    db,
+  );
 }
 
 /** How many facts wait past the cursor, committed or not yet visible to the projector. */

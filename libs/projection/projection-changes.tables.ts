@@ -8,6 +8,9 @@ export interface ProjectionChangesTable {
   business: string | null;
   earliest: Date | null;
   latest: Date | null;
+  /** The live checkpoint's cursor once the change was made. */
+  cursor_xid: string | null;
+  cursor_id: number | null;
   logged_at: Timestamp;
 }
 

@@ -35,26 +35,29 @@ export function factSpans(facts: Array<{ business: string; occurred_at: string }
 }
 
 /**
- * The SQL that logs `spans` once the data-modifying CTE `moved` has returned a row (the batch's
- * commit, which locks the checkpoint first, so rows are numbered in commit order), and prunes
- * rows past their time.
+ * The SQL that logs `spans` once the data-modifying CTE `moved` has returned the cursor (the
+ * batch's commit, which locks the checkpoint first, so rows are numbered in commit order), and
+ * prunes rows past their time.
  */
 export const logSpans = (spans: FactSpan[]) => sql`pruned as (
     delete from projection_changes where seq <= (
       select max(seq) from projection_changes where logged_at < now() - ${KEPT_FOR}::interval)
   )
-  insert into projection_changes (business, earliest, latest)
-  select business, earliest, latest
+  insert into projection_changes (business, earliest, latest, cursor_xid, cursor_id)
+  select c.business, c.earliest, c.latest, moved.cursor_xid, moved.cursor_id
   from jsonb_to_recordset(${JSON.stringify(spans)}::jsonb)
     as c(business text, earliest timestamptz, latest timestamptz)
-  where exists (select 1 from moved)`;
+  cross join moved`;
 
 /**
  * Logs a change to every business from the beginning of time: facts reached ClickHouse around
  * the projector, or a rebuild replaced them. Every kept answer is computed afresh after it.
+ * `checkpoint` names the live projection's, whose cursor the row records.
  */
-export async function logEverythingChanged(db: Db): Promise<void> {
-  await sql`insert into projection_changes (business) values (null)`.execute(db);
+export async function logEverythingChanged(db: Db, checkpoint: string): Promise<void> {
+  await sql`insert into projection_changes (business, cursor_xid, cursor_id)
+    select null, cursor_xid, cursor_id from projector_checkpoints
+    where name = ${checkpoint}`.execute(db);
 }
 
 /** Forgets the rows naming `business` (its erasure, which logs a change to everything after). */
@@ -62,10 +65,15 @@ export async function forgetBusinessChanges(db: Db, business: string): Promise<v
   await db.deleteFrom('projection_changes').where('business', '=', business).execute();
 }
 
-/** The SQL of the last logged row as a mark (`seq` and `logged_at` in microseconds), or null. */
+/**
+ * The SQL of the last logged row as a mark (`seq` and `logged_at` in microseconds), given the
+ * live checkpoint as `c`; null when none is logged, or when the cursor has moved past the last
+ * logged change (facts projected without a log row: nothing kept can be trusted in part).
+ */
 export const LAST_MARK = sql<string | null>`(
-  select seq::text || ':' || (extract(epoch from logged_at) * 1000000)::bigint::text
-  from projection_changes order by seq desc limit 1)`;
+  select case when l.cursor_xid = c.cursor_xid and l.cursor_id = c.cursor_id
+    then l.seq::text || ':' || (extract(epoch from l.logged_at) * 1000000)::bigint::text end
+  from projection_changes l order by l.seq desc limit 1)`;
 
 export function parseMark(text: string | null): ChangeMark | null {
   if (!text) return null;

@@ -150,7 +150,7 @@ async function swapIfCaughtUp(
       .where('name', '=', FACTS_CHECKPOINT)
       .execute();
     // Every fact may read otherwise in the new table: no kept answer holds in part either.
-    await logEverythingChanged(trx);
+    await logEverythingChanged(trx, FACTS_CHECKPOINT);
     // Last step inside the transaction: if the exchange fails, the cursor update rolls back.
     // (A crash between the exchange and the commit would leave the live cursor behind the new
     // table; the window is one round trip.)

@@ -19,5 +19,5 @@ export async function advanceWatermark(db: Db): Promise<void> {
     .values({ name: FACTS_CHECKPOINT })
     .onConflict((conflict) => conflict.column('name').doUpdateSet({ updated_at: new Date() }))
     .execute();
-  await logEverythingChanged(db);
+  await logEverythingChanged(db, FACTS_CHECKPOINT);
 }

@@ -5,13 +5,17 @@
 -- that commits the batch, so `seq` follows the order in which facts became part of the
 -- projection. A kept analytics answer remembers the last `seq` it saw; the rows after it tell
 -- which of its time buckets still hold. Rows older than an hour are pruned: an answer kept
--- longer is computed afresh.
+-- longer is computed afresh. Each row also names the live checkpoint's cursor it left behind:
+-- a reader whose checkpoint stands elsewhere knows the cursor moved without a logged change (a
+-- process of an earlier version projecting during an upgrade) and trusts no kept answer.
 CREATE TABLE projection_changes (
-  seq       bigserial PRIMARY KEY,
-  business  text,
-  earliest  timestamptz,
-  latest    timestamptz,
-  logged_at timestamptz NOT NULL DEFAULT clock_timestamp(),
+  seq        bigserial PRIMARY KEY,
+  business   text,
+  earliest   timestamptz,
+  latest     timestamptz,
+  cursor_xid xid8,
+  cursor_id  bigint,
+  logged_at  timestamptz NOT NULL DEFAULT clock_timestamp(),
   CHECK ((business IS NULL) = (earliest IS NULL) AND (earliest IS NULL) = (latest IS NULL))
 );
 CREATE INDEX projection_changes_logged_at ON projection_changes (logged_at);
