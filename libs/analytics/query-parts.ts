@@ -43,6 +43,8 @@ export interface Parts {
   horizon?: Horizon | null;
   /** The first bucket start the series rows cover (epoch ms); null without a series. */
   from?: number | null;
+  /** Where the comparison was read up to (epoch ms); null without one. */
+  comparedUntil?: number | null;
 }
 
 /** A plan with the businesses its statements are restricted to (null: no restriction). */
@@ -127,19 +129,35 @@ export async function computeParts(
             )
             .catch(() => null)
         : Promise.resolve(null);
+  const time = plan.query.dimensions[0] as string;
+  // The buckets that hold keep their rows; the statement reads only the rest.
+  const withTail = async (
+    before: Ran,
+    count: number,
+    buckets: Array<{ label: string }>,
+    tail: Statement,
+  ): Promise<Ran> => {
+    const ran = await run(tail);
+    if (!ran) throw new Error('a series always has rows to compute');
+    const closed = new Set(buckets.slice(0, count).map((b) => b.label));
+    const merged = [...before.rows.filter((row) => closed.has(row[time] as string)), ...ran.rows];
+    return { ...ran, rows: merged, totalRows: merged.length };
+  };
   const rows = async (): Promise<Ran | null> => {
     if (kept && holds?.main) return reused(kept.main);
     if (!(kept && holds && holds.buckets > 0)) return run(plan.rows);
-    // The buckets that hold keep their rows; the statement reads only the rest.
-    const tail = await run(plan.rowsFrom(holds.buckets));
-    if (!tail) throw new Error('a series always has rows to compute');
-    const time = plan.query.dimensions[0] as string;
-    const closed = new Set((plan.buckets ?? []).slice(0, holds.buckets).map((b) => b.label));
-    const merged = [
-      ...kept.main.rows.filter((row) => closed.has(row[time] as string)),
-      ...tail.rows,
-    ];
-    return { ...tail, rows: merged, totalRows: merged.length };
+    return withTail(kept.main, holds.buckets, plan.buckets ?? [], plan.rowsFrom(holds.buckets));
+  };
+  const compareRows = (page: Row[]): Promise<Ran | null> => {
+    const other = plan.comparison;
+    if (!other) return Promise.resolve(null);
+    const count = holds?.comparedBuckets ?? 0;
+    const first = other.buckets?.[count];
+    // Only where the rest starts before the cut: past it there is nothing left to read.
+    if (kept?.comparison && count > 0 && first && first.start < other.period.until) {
+      return withTail(kept.comparison, count, other.buckets ?? [], other.rowsFrom(count));
+    }
+    return run(other.rows(page));
   };
   const compared = kept && holds?.comparison;
   const [main, totals, totalsComparison] = await Promise.all([
@@ -150,9 +168,7 @@ export async function computeParts(
   if (!main) throw new Error('the row statement always runs');
   const comparison = compared
     ? reused(kept.comparison)
-    : plan.comparison
-      ? await run(plan.comparison.rows(pageOf(plan, main, now, maxRows).rows))
-      : null;
+    : await compareRows(pageOf(plan, main, now, maxRows).rows);
   const reached = await horizon;
   const parts: Parts = {
     main,
@@ -162,6 +178,7 @@ export async function computeParts(
     labels: await labels,
     horizon: reached,
     from: plan.series ? (plan.buckets?.[0]?.start.getTime() ?? null) : null,
+    comparedUntil: comparison ? (plan.comparison?.period.until.getTime() ?? null) : null,
   };
   const executed = [main, totals, totalsComparison, comparison].filter((e) => e !== null);
   const everyPart =
@@ -174,6 +191,7 @@ export async function computeParts(
     (holds.buckets > 0 ||
       holds.main ||
       (holds.totals && plan.totals !== null) ||
+      holds.comparedBuckets > 0 ||
       (holds.comparison && plan.comparison !== null));
   return {
     parts,

@@ -179,6 +179,7 @@ async function whatHolds(
     validUntil: kept.validUntil,
     horizon: kept.parts.horizon ?? null,
     from: kept.parts.from ?? null,
+    comparedUntil: kept.parts.comparedUntil ?? null,
   };
   return { kept, holds: holding(plan, answer, now, facts) };
 }

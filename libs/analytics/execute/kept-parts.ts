@@ -19,6 +19,8 @@ export interface KeptAnswer {
   horizon: Horizon | null;
   /** The first bucket start its series rows cover; null without a series. */
   from: number | null;
+  /** Where its comparison was read up to (epoch ms); null without one. */
+  comparedUntil: number | null;
 }
 
 export interface Holding {
@@ -31,6 +33,8 @@ export interface Holding {
   totals: boolean;
   /** The comparison's rows and totals. */
   comparison: boolean;
+  /** A series compared: how many of the other period's leading buckets hold. */
+  comparedBuckets: number;
   /** The labels named by filters that the businesses ever had. */
   labels: boolean;
   /** Where the next facts lie: the answer's life can be worked out without asking again. */
@@ -42,6 +46,7 @@ const NOTHING: Omit<Holding, 'all'> = {
   main: false,
   totals: false,
   comparison: false,
+  comparedBuckets: 0,
   labels: false,
   horizon: false,
 };
@@ -85,6 +90,19 @@ export function holding(plan: QueryPlan, kept: KeptAnswer, now: Date, facts: New
     !other.cutAtElapsed &&
     settled(other.until.getTime()) &&
     (plan.series || main);
+  // The other period's buckets that had ended at the kept cut were counted whole, as they are
+  // at any later cut, and hold unless a new fact is dated in them.
+  let compared = 0;
+  const otherBuckets = plan.comparison?.buckets ?? [];
+  if (plan.series && kept.comparedUntil !== null) {
+    const limit = Math.min(kept.comparedUntil, changed);
+    while (
+      compared < otherBuckets.length &&
+      (otherBuckets[compared] as { end: Date }).end.getTime() <= limit
+    ) {
+      compared += 1;
+    }
+  }
   const next = kept.horizon?.next_fact ?? null;
   const horizon =
     kept.horizon !== null &&
@@ -98,6 +116,7 @@ export function holding(plan: QueryPlan, kept: KeptAnswer, now: Date, facts: New
     main,
     totals: settled(plan.period.to.getTime()),
     comparison,
+    comparedBuckets: compared,
     labels: changed === Number.POSITIVE_INFINITY,
     horizon,
   };

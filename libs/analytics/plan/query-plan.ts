@@ -47,6 +47,8 @@ export interface QueryPlan {
     buckets: TimeBucket[] | null;
     /** The comparison rows for the labels of a page of current rows. */
     rows(page: Array<Record<string, unknown>>): Statement | null;
+    /** A series' comparison rows over the other period's buckets from `index` on. */
+    rowsFrom(index: number): Statement;
     totals: Statement | null;
   } | null;
 }
@@ -160,6 +162,13 @@ export function planQuery(
       const restricted = { ...query, filters: [...query.filters, ...labels], orderBy: [] };
       const most = { rowLimit: options.maxRows, offset: 0 };
       return rowsOf(restricted, counted, otherBuckets, other.until, most);
+    },
+    rowsFrom(index) {
+      const tail = (otherBuckets ?? []).slice(index);
+      const first = tail[0];
+      if (!(series && first)) throw new Error('only a series has buckets to start from');
+      const of: ResolvedPeriod = { ...counted, name: 'custom', from: first.start };
+      return rowsOf(query, of, tail, other.until, { rowLimit: tail.length, offset: 0 });
     },
     totals: query.totals ? totalsOf(counted, other.until) : null,
   };
