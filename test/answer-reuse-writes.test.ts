@@ -296,6 +296,26 @@ describe('answer reuse with writes: what is kept across new facts equals the fre
     expect(again.data).toEqual(first.data);
   });
 
+  it('recomputes a compared series where a late fact lands in the other period', async () => {
+    const compared = {
+      metrics: ['tasks_created', 'open_tasks'],
+      dimensions: ['day'],
+      period: 'this_week',
+      compare: 'previous_period',
+      timezone: 'America/New_York',
+    } as QueryRequest;
+    const now = END + 16 * DAY + 3 * HOUR;
+    await ask(compared, now);
+    // Dated on the other week's first day, long before the cut: only the comparison moves.
+    const late = now - 9 * DAY;
+    await writeAt(late, (trx) =>
+      createTask(trx, { business: businesses[1] as string, name: 'compared' }, new Date(late)),
+    );
+    await projectAll(engines);
+    const again = await ask(compared, now + 60_000);
+    expect(answered(again)).toEqual(answered(await ask(compared, now + 60_000, { fresh: true })));
+  });
+
   it('trusts nothing kept once facts were projected without a logged change', async () => {
     const now = END + 14 * DAY;
     await ask(series, now);
