@@ -271,11 +271,13 @@ describe('answer reuse: hits equal the answer computed afresh; identical queries
 });
 
 describe('answer sharing between callers', () => {
+  const READING = { watermark: 'w', changes: null };
   const lasting = (parts: unknown, validUntil = 2_000) => ({
     parts,
     computedAt: 1_000,
     validUntil,
     store: true,
+    kept: 'none' as const,
   });
 
   it('runs one computation for callers arriving while it runs; each gets its answer', async () => {
@@ -290,15 +292,17 @@ describe('answer sharing between callers', () => {
       await held;
       return lasting({ n: 42 });
     };
-    const callers = Array.from({ length: 8 }, (_, i) => reuse.answer('k', 1_000 + i, compute));
+    const callers = Array.from({ length: 8 }, (_, i) =>
+      reuse.answer('k', READING, 1_000 + i, compute),
+    );
     finish();
     const answers = await Promise.all(callers);
     expect(runs).toBe(1);
     expect(answers.map((a) => a.reuse)).toEqual(['miss', ...Array(7).fill('coalesced')]);
     expect(answers.every((a) => (a.parts as { n: number }).n === 42)).toBe(true);
     // Kept: a caller after it ended finds it while it holds, and computes once it no longer does.
-    expect((await reuse.answer('k', 1_500, compute)).reuse).toBe('hit');
-    expect((await reuse.answer('k', 2_000, compute)).reuse).toBe('miss');
+    expect((await reuse.answer('k', READING, 1_500, compute)).reuse).toBe('hit');
+    expect((await reuse.answer('k', READING, 2_000, compute)).reuse).toBe('miss');
     expect(runs).toBe(2);
   });
 
@@ -311,8 +315,8 @@ describe('answer sharing between callers', () => {
       return lasting({ run: runs }, 1_100);
     };
     const [early, late] = await Promise.all([
-      reuse.answer('k', 1_000, compute),
-      reuse.answer('k', 1_100, compute),
+      reuse.answer('k', READING, 1_000, compute),
+      reuse.answer('k', READING, 1_100, compute),
     ]);
     expect(early.reuse).toBe('miss');
     expect(late.reuse).toBe('miss');
@@ -328,8 +332,8 @@ describe('answer sharing between callers', () => {
       return lasting({ ok: true });
     };
     const [first, second] = await Promise.allSettled([
-      reuse.answer('k', 1_000, compute),
-      reuse.answer('k', 1_000, compute),
+      reuse.answer('k', READING, 1_000, compute),
+      reuse.answer('k', READING, 1_000, compute),
     ]);
     expect(first.status).toBe('rejected');
     expect(second).toMatchObject({ status: 'fulfilled', value: { reuse: 'miss' } });
@@ -345,9 +349,9 @@ describe('answer sharing between callers', () => {
       await held;
       return lasting({ ok: true });
     };
-    const first = reuse.answer('k', 1_000, compute);
+    const first = reuse.answer('k', READING, 1_000, compute);
     const leaving = new AbortController();
-    const waiter = reuse.answer('k', 1_000, compute, { signal: leaving.signal });
+    const waiter = reuse.answer('k', READING, 1_000, compute, { signal: leaving.signal });
     leaving.abort();
     await expect(waiter).rejects.toMatchObject({ code: 'unavailable' });
     finish();
@@ -361,8 +365,8 @@ describe('answer sharing between callers', () => {
       runs += 1;
       return lasting({ runs });
     };
-    await reuse.answer('k', 1_000, compute);
-    expect((await reuse.answer('k', 1_000, compute, { fresh: true })).reuse).toBe('miss');
+    await reuse.answer('k', READING, 1_000, compute);
+    expect((await reuse.answer('k', READING, 1_000, compute, { fresh: true })).reuse).toBe('miss');
     expect(runs).toBe(2);
   });
 });

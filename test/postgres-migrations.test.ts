@@ -25,6 +25,7 @@ const DECLARED: { [Table in keyof Database]: true } = {
   business_erasures: true,
   outbox_retention: true,
   outbox_retention_marks: true,
+  projection_changes: true,
 };
 
 describe('Postgres migrations on a server', () => {

@@ -30,6 +30,7 @@ import {
   type RunningRetention,
   startOutboxRetention,
 } from '../../libs/projection/outbox-retention.ts';
+import { changesReader } from '../../libs/projection/projection-changes.ts';
 import {
   batchObserver,
   fillObserver,
@@ -230,6 +231,7 @@ export async function startCairn(options: CairnOptions): Promise<Cairn> {
             queryRoutes({
               clickhouse,
               freshness: (at) => freshness.read(at),
+              changes: changesReader(db),
               rollups: () => rollups.ready(),
               now,
               maxRows: config.queryMaxRows,

@@ -227,7 +227,7 @@ const metadata = {
       type: 'string',
       enum: ['hit', 'miss', 'coalesced'],
       description:
-        '`hit`: the answer was kept from an earlier request and still holds (no fact projected since, no boundary of the answer crossed by the clock). `coalesced`: an identical query was running; this answer is its answer. `miss`: computed for this request.',
+        '`hit`: the answer was kept from an earlier request and still holds (no fact projected since for the businesses it reads, no boundary of the answer crossed by the clock). `coalesced`: an identical query was running; this answer is its answer. `miss`: computed for this request.',
     },
   },
   required: [

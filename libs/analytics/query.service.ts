@@ -1,30 +1,29 @@
 import type { ClickHouseClient } from '@clickhouse/client';
 import { businessScope } from '../auth/access.ts';
 import { timeDimension } from './catalog/catalog.ts';
-import { ownReadFigures, type Statement } from './compile/own-reads.ts';
 import type { Admission } from './execute/admission.ts';
-import { AnswerReuse, type Lasting, type Reuse } from './execute/answer-reuse.ts';
-import { type Horizon, horizonStatement, validUntil } from './execute/answer-validity.ts';
-import { type Execution, QueryExecutor, type QueryRun } from './execute/query-execution.ts';
+import {
+  AnswerReuse,
+  type Kept,
+  type Reading,
+  type Reuse,
+  sameFacts,
+} from './execute/answer-reuse.ts';
+import { holding } from './execute/kept-parts.ts';
+import { QueryExecutor } from './execute/query-execution.ts';
 import { type AnalyticsQuery, parseQuery, type QueryRequest } from './parse/query-parser.ts';
 import { resolveQueryPeriod } from './period/date-range.ts';
 import type { ResolvedPeriod } from './period/period.ts';
 import { planQuery, type QueryPlan } from './plan/query-plan.ts';
-import type { Freshness } from './shape/answer-freshness.ts';
+import { computeParts, type Held, type Parts, type PreparedQuery, pageOf } from './query-parts.ts';
+import type { ChangeMark, Freshness, NewFacts } from './shape/answer-freshness.ts';
 import {
   describeColumns,
   type QueryWarning,
   queryWarnings,
   resolvedQuery,
 } from './shape/query-metadata.ts';
-import {
-  attachComparison,
-  incompleteFrom,
-  nullLabels,
-  type Row,
-  sortRows,
-  zeroFill,
-} from './shape/query-rows.ts';
+import { attachComparison, incompleteFrom } from './shape/query-rows.ts';
 import type { RollupName, SourceName } from './sources/rollups.ts';
 
 /*
@@ -47,6 +46,15 @@ export interface AnalyticsDeps {
   clickhouse: ClickHouseClient;
   /** How far the projection has got: the read side asks, it holds no database of its own. */
   freshness: (now: Date) => Promise<Freshness>;
+  /**
+   * What was projected between two readings for some businesses (null: cannot be told); without
+   * it a kept answer is reused only while no fact is projected.
+   */
+  changes?: (
+    from: ChangeMark,
+    to: ChangeMark,
+    businesses: string[] | null,
+  ) => Promise<NewFacts | null>;
   /** Rollups that hold every fact; the planner answers from no other. */
   rollups: () => ReadonlySet<RollupName>;
   now: () => Date;
@@ -86,45 +94,6 @@ export interface QueryContext {
   source?: SourceName;
 }
 
-interface Executed {
-  rows: Row[];
-  /** Rows the statement had before LIMIT and OFFSET. */
-  totalRows: number;
-  queryId: string;
-  /** The caller's own rows and bytes this statement read (`own-reads.ts`); 0 from the cache. */
-  rowsRead: number;
-  bytesRead: number;
-  /** The statement or its companion stopped at the query's time budget. */
-  partial: boolean;
-}
-
-async function execute(
-  run: QueryRun,
-  statement: Statement,
-  dimensions: AnalyticsQuery['dimensions'],
-): Promise<Ran> {
-  const { answer, cache, ownReads, partial } = await run.execute(statement, statement.ownReads);
-  const read = ownReadFigures(ownReads?.data);
-  return {
-    rows: nullLabels(answer.data, dimensions),
-    // Without dimensions the statement aggregates everything into one row, whatever the engine
-    // counts: its rows_before_limit figure can come from a step inside the statement (the
-    // blocked-tasks join reported the rows of one of its sides), not from the final SELECT.
-    // Only a statement cut by its budget before it aggregated anything has none.
-    totalRows:
-      dimensions.length === 0
-        ? partial && answer.data.length === 0
-          ? 0
-          : 1
-        : Number(answer.rows_before_limit_at_least ?? answer.data.length),
-    queryId: answer.query_id,
-    rowsRead: read.rows,
-    bytesRead: read.bytes,
-    partial,
-    cache,
-  };
-}
-
 /**
  * Parse → resolve the period → plan the statements → run them, or reuse an answer that still
  * holds → shape the rows (zero-fill, page, compare) → describe. Totals run beside the rows; a
@@ -150,19 +119,20 @@ export async function runQuery(
       limits: { timeoutMs: deps.timeoutMs, maxMemoryBytes: deps.maxMemoryBytes },
     });
   const useCache = ctx.useCache ?? true;
-  const key = AnswerReuse.key(
-    {
-      query: plan.query,
-      businesses: plan.businesses,
-      source: plan.source,
-      period: [plan.period.from, plan.period.to],
-    },
-    freshness.watermark,
-  );
-  const { parts, reuse } = await executor.answers.answer(
+  const reusable = deps.executor !== undefined;
+  const reading: Reading = { watermark: freshness.watermark, changes: freshness.changes ?? null };
+  const key = AnswerReuse.key({
+    query: plan.query,
+    businesses: plan.businesses,
+    source: plan.source,
+    period: [plan.period.from, plan.period.to],
+  });
+  const { parts, reuse } = await executor.answers.answer<Parts>(
     key,
+    reading,
     now.getTime(),
-    async () => {
+    async (kept) => {
+      const held = kept && reusable ? await whatHolds(deps, plan, kept, reading, now) : null;
       // One admission and one time budget for every statement of the query.
       const queryRun = executor.begin({
         signal: ctx.signal,
@@ -171,7 +141,11 @@ export async function runQuery(
         watermark: freshness.watermark,
       });
       try {
-        return await computeParts(deps, plan, queryRun, now, deps.executor !== undefined);
+        return await computeParts(plan, queryRun, now, {
+          reusable,
+          maxRows: deps.maxRows,
+          held,
+        });
       } finally {
         queryRun.close();
       }
@@ -181,83 +155,33 @@ export async function runQuery(
   return shapeAnswer(deps, plan, parts, { now, started, freshness, reuse });
 }
 
-/** One statement's answer, and whether the statement cache gave it. */
-type Ran = Executed & { cache: Execution['cache'] };
-
-/** What a query's statements answered: all an answer is shaped from. */
-interface Parts {
-  main: Ran;
-  totals: Ran | null;
-  totalsComparison: Ran | null;
-  comparison: Ran | null;
-  /** The labels named by `eq`/`in` conditions that the businesses ever had; null: not known. */
-  labels: KnownLabel[] | null;
-}
-
-type KnownLabel = { dimension: string; label: string };
-
-/** A plan with the businesses its statements are restricted to (null: no restriction). */
-type PreparedQuery = QueryPlan & { compiled: Statement; businesses: string[] | null };
-
 /**
- * Runs the planned statements under one query's admission, and the horizon statement that says
- * how long their answer holds (answer-validity.ts).
+ * What of a kept answer still holds at `now`, given what was projected since it was kept for
+ * the businesses the query reads; null when that cannot be told (then everything runs).
  */
-async function computeParts(
+async function whatHolds(
   deps: AnalyticsDeps,
   plan: PreparedQuery,
-  queryRun: QueryRun,
+  kept: Kept<Parts>,
+  reading: Reading,
   now: Date,
-  reusable: boolean,
-): Promise<Lasting<Parts> & { store: boolean }> {
-  const run = (compiled: Statement | null, dimensions = plan.query.dimensions) =>
-    compiled ? execute(queryRun, compiled, dimensions) : Promise.resolve(null);
-  // Only an executor that outlives the request can reuse an answer: an ad hoc one (scripts,
-  // tests calling the service) is spared the statement. A horizon that fails or is cut short
-  // only means the answer is not kept.
-  const horizon = reusable
-    ? queryRun
-        .execute(horizonStatement(plan, now, plan.businesses), undefined, { store: false })
-        .then(({ answer, partial }) => (partial ? null : (answer.data[0] as unknown as Horizon)))
-        .catch(() => null)
-    : Promise.resolve(null);
-  // A failed label lookup costs only the unknown_filter_value warning, never the answer.
-  const labels = plan.labels
-    ? queryRun
-        .execute(plan.labels)
-        .then(({ answer, partial }) => (partial ? null : (answer.data as unknown as KnownLabel[])))
-        .catch(() => null)
-    : Promise.resolve(null);
-  const [main, totals, totalsComparison] = await Promise.all([
-    run(plan.rows),
-    run(plan.totals, []),
-    run(plan.comparison?.totals ?? null, []),
-  ]);
-  if (!main) throw new Error('the row statement always runs');
-  const comparison = plan.comparison
-    ? await run(plan.comparison.rows(pageOf(deps, plan, main, now).rows))
-    : null;
-  const reached = await horizon;
-  const parts = { main, totals, totalsComparison, comparison, labels: await labels };
-  const executed = [main, totals, totalsComparison, comparison].filter((e) => e !== null);
-  return {
-    parts,
-    computedAt: now.getTime(),
-    validUntil: reached ? validUntil(plan, now, reached) : now.getTime(),
-    // An answer cut short by its budget is never kept: the next caller may get it whole.
-    store: reached !== null && !executed.some((e) => e.partial),
+): Promise<Held | null> {
+  const from = kept.reading.changes;
+  const to = reading.changes;
+  const facts = sameFacts(kept.reading, reading)
+    ? { everything: false, earliest: null, latest: null }
+    : from && to && deps.changes
+      ? await deps.changes(from, to, plan.businesses).catch(() => null)
+      : null;
+  if (!facts) return null;
+  const answer = {
+    computedAt: kept.computedAt,
+    validUntil: kept.validUntil,
+    horizon: kept.parts.horizon ?? null,
+    from: kept.parts.from ?? null,
+    comparedUntil: kept.parts.comparedUntil ?? null,
   };
-}
-
-/** The page of rows: a series zero-filled to every bucket and paged here, others as read. */
-function pageOf(deps: AnalyticsDeps, plan: QueryPlan, main: Executed, now: Date) {
-  const { query } = plan;
-  if (!(plan.series && plan.buckets)) return { rows: main.rows, totalRows: main.totalRows };
-  const filled = sortRows(zeroFill(main.rows, query, plan.buckets, now), query);
-  return {
-    rows: filled.slice(query.offset, query.offset + (query.limit ?? deps.maxRows)),
-    totalRows: filled.length,
-  };
+  return { kept, holds: holding(plan, answer, now, facts) };
 }
 
 /** The answer as the API gives it, from the statements' answers (reused or not). */
@@ -270,7 +194,7 @@ function shapeAnswer(
   const { query, period } = plan;
   const { now, started, freshness, reuse } = at;
   const { main, totals, totalsComparison, comparison } = parts;
-  const page = pageOf(deps, plan, main, now);
+  const page = pageOf(plan, main, now, deps.maxRows);
   let rows = page.rows;
   const { totalRows } = page;
   if (plan.comparison) {
@@ -281,7 +205,7 @@ function shapeAnswer(
   }
   const executed = [main, totals, totalsComparison, comparison].filter((e) => e !== null);
   // Nothing was read to give a reused answer.
-  const read = (figure: (e: Executed) => number) =>
+  const read = (figure: (e: Parts['main']) => number) =>
     reuse === 'miss' ? executed.reduce((sum, e) => sum + figure(e), 0) : 0;
   const warnings = queryWarnings({
     query,
@@ -387,7 +311,7 @@ async function firstFact(
   const answers = deps.executor?.answers;
   const first =
     answers && watermark !== undefined
-      ? await answers.remember(AnswerReuse.key(['first_fact', businesses], watermark), read)
+      ? await answers.remember(AnswerReuse.factsKey(['first_fact', businesses], watermark), read)
       : await read();
   return first === null ? null : new Date(first);
 }

@@ -1,6 +1,7 @@
 import type { ClickHouseClient } from '@clickhouse/client';
 import type { Kysely } from 'kysely';
 import { sealKey, unseal } from '../idempotency/idempotency-seal.ts';
+import { forgetBusinessChanges } from '../projection/projection-changes.ts';
 import { FACTS_CHECKPOINT, projectNext } from '../projection/projector.ts';
 import { REBUILD_CHECKPOINT, REBUILD_TABLE } from '../projection/rebuild.ts';
 import { advanceWatermark } from '../projection/watermark.ts';
@@ -230,10 +231,14 @@ const STEPS: Record<ErasureStep, Step> = {
     // Again at the end: a token issued for the business while it was being erased.
     return { tokens_revoked: await removeFromTokens(deps.db, business, deps.now()) };
   },
-  async cache(deps) {
+  async cache(deps, business) {
     // Cached answers are keyed on the projection watermark: moving it retires every one of them,
-    // in this process, in Redis, and in every other instance.
-    await advanceWatermark(deps.db);
+    // in this process, in Redis, and in every other instance; the change it logs keeps any of
+    // them from being reused in part. The log's own rows of the business go with it.
+    await deps.db.transaction().execute(async (trx) => {
+      await forgetBusinessChanges(trx, business);
+      await advanceWatermark(trx);
+    });
     await deps.clearCachedAnswers?.();
     return undefined;
   },

@@ -26,6 +26,10 @@ export function queryCapacityMetrics(
     'cairn_query_cache_misses_total',
     'Analytics queries the result cache could not answer (or was told to bypass) and the engine ran.',
   );
+  const partial = counter(
+    'cairn_query_cache_partial_total',
+    'Analytics queries computed in part: the closed buckets and settled parts of their kept answer were reused, only the rest ran on the engine (also counted as misses).',
+  );
   const coalesced = counter(
     'cairn_query_coalesced_total',
     'Analytics queries answered with the answer of an identical query already running: the engine ran it once for all of them.',
@@ -78,6 +82,7 @@ export function queryCapacityMetrics(
         warned = false;
       },
       miss: () => misses.inc(),
+      partial: () => partial.inc(),
       coalesced: () => coalesced.inc(),
       evicted: (count) => evictions.inc(count),
       failed: (error) => {

@@ -1,6 +1,7 @@
 import { type Kysely, type Selectable, sql } from 'kysely';
 import type { Database, Db } from '../storage/database.ts';
 import type { ProjectorCheckpointsTable } from './checkpoint.tables.ts';
+import { type FactSpan, logSpans } from './projection-changes.ts';
 
 export interface OutboxRow {
   id: number;
@@ -148,14 +149,18 @@ export async function savePending(
     .execute();
 }
 
-/** Moves the cursor past a pending batch; a no-op if another worker already did. */
+/**
+ * Moves the cursor past a pending batch; a no-op if another worker already did. With `spans`,
+ * the same statement logs what the batch changed (projection-changes.ts), only if it moved.
+ */
 export async function commitPending(
   db: Kysely<Database>,
   name: string,
   pending: Position,
   now: Date,
+  spans?: FactSpan[],
 ): Promise<void> {
-  await db
+  const moved = db
     .updateTable('projector_checkpoints')
     .set({
       cursor_xid: pending.xid,
@@ -168,8 +173,14 @@ export async function commitPending(
     })
     .where('name', '=', name)
     .where(sql<boolean>`pending_xid = ${pending.xid}::xid8`)
-    .where('pending_id', '=', pending.id)
-    .execute();
+    .where('pending_id', '=', pending.id);
+  if (!spans) {
+    await moved.execute();
+    return;
+  }
+  await sql`with moved as (${moved.returning(['cursor_xid', 'cursor_id'])}), ${logSpans(spans)}`.execute(
+    db,
+  );
 }
 
 /** How many facts wait past the cursor, committed or not yet visible to the projector. */

@@ -1,6 +1,7 @@
 import { sql } from 'kysely';
 import type { Freshness } from '../analytics/shape/answer-freshness.ts';
 import type { Db } from '../storage/database.ts';
+import { LAST_MARK, parseMark } from './projection-changes.ts';
 import { FACTS_CHECKPOINT } from './projector.ts';
 
 export type { Freshness };
@@ -14,6 +15,8 @@ export type { Freshness };
 export interface ProjectionReading {
   oldest: Date | null;
   watermark: string;
+  /** The last logged change (projection-changes.ts), read in the same snapshot. */
+  changes: Freshness['changes'];
 }
 
 /**
@@ -25,9 +28,9 @@ export async function projectionFreshness(db: Db, now: Date): Promise<Freshness>
 }
 
 export async function readProjection(db: Db): Promise<ProjectionReading> {
-  const result = await sql<{ occurred_at: Date | null; watermark: string }>`
+  const result = await sql<{ occurred_at: Date | null; watermark: string; mark: string | null }>`
     select concat_ws('/', c.cursor_xid::text, c.cursor_id::text, c.pending_id::text,
-      c.updated_at::text) as watermark, (
+      c.updated_at::text) as watermark, ${LAST_MARK} as mark, (
       select o.occurred_at from outbox o
       where (o.xid, o.id) > (coalesce(c.cursor_xid, '0'::xid8), coalesce(c.cursor_id, 0))
       order by o.xid, o.id
@@ -38,11 +41,16 @@ export async function readProjection(db: Db): Promise<ProjectionReading> {
   return {
     oldest: result.rows[0]?.occurred_at ?? null,
     watermark: result.rows[0]?.watermark ?? '',
+    changes: parseMark(result.rows[0]?.mark ?? null),
   };
 }
 
 /** What a reading means at `now`: with nothing waiting, every fact up to `now` is projected. */
-export function freshnessAt({ oldest, watermark }: ProjectionReading, now: Date): Freshness {
-  if (!oldest) return { dataAsOf: now, lagMs: 0, watermark };
-  return { dataAsOf: oldest, lagMs: Math.max(0, now.getTime() - oldest.getTime()), watermark };
+export function freshnessAt(
+  { oldest, watermark, changes }: ProjectionReading,
+  now: Date,
+): Freshness {
+  if (!oldest) return { dataAsOf: now, lagMs: 0, watermark, changes };
+  const lagMs = Math.max(0, now.getTime() - oldest.getTime());
+  return { dataAsOf: oldest, lagMs, watermark, changes };
 }

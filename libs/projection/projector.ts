@@ -14,6 +14,7 @@ import {
   readBatch,
   savePending,
 } from './outbox-reader.ts';
+import { factSpans } from './projection-changes.ts';
 
 export interface ProjectorDeps {
   db: Kysely<Database>;
@@ -180,7 +181,9 @@ async function projectFixed(
     }
   }
   await deps.afterInsert?.();
-  await commitPending(deps.db, name, to, (deps.now ?? (() => new Date()))());
+  // Only the live facts' changes are logged: a rebuild's table is not read until its swap.
+  const spans = name === FACTS_CHECKPOINT ? factSpans(rows) : undefined;
+  await commitPending(deps.db, name, to, (deps.now ?? (() => new Date()))(), spans);
   span?.setAttribute('cairn.projector.facts', rows.length);
   deps.onBatch?.({ facts: rows.length, seconds: (performance.now() - started) / 1000 });
   return { facts: rows.length, full: batch.full || to !== batch.to };

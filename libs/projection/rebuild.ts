@@ -5,6 +5,7 @@ import type { Database } from '../storage/database.ts';
 import { toFactRow } from './fact-rows.ts';
 import { countUnprojected, loadCheckpoint, type Position, readBatch } from './outbox-reader.ts';
 import { comparePositions, readRetention } from './outbox-retention.ts';
+import { logEverythingChanged } from './projection-changes.ts';
 import {
   dedupToken,
   FACTS_CHECKPOINT,
@@ -148,6 +149,8 @@ async function swapIfCaughtUp(
       })
       .where('name', '=', FACTS_CHECKPOINT)
       .execute();
+    // Every fact may read otherwise in the new table: no kept answer holds in part either.
+    await logEverythingChanged(trx, FACTS_CHECKPOINT);
     // Last step inside the transaction: if the exchange fails, the cursor update rolls back.
     // (A crash between the exchange and the commit would leave the live cursor behind the new
     // table; the window is one round trip.)

@@ -1,5 +1,6 @@
 import type { AnalyticsDeps } from '../../libs/analytics/query.service.ts';
 import { ROLLUP_NAMES, type RollupName } from '../../libs/analytics/sources/rollups.ts';
+import { changesSince } from '../../libs/projection/projection-changes.ts';
 import { projectionFreshness } from '../../libs/projection/projection-freshness.ts';
 import { drainOutbox } from '../../libs/projection/projector.ts';
 import type { Engines } from '../../libs/storage/engines.ts';
@@ -18,6 +19,7 @@ export function analyticsDeps(
   return {
     clickhouse: engines.clickhouse.client,
     freshness: (now) => projectionFreshness(engines.postgres.db, now),
+    changes: (from, to, businesses) => changesSince(engines.postgres.db, from, to, businesses),
     now: () => new Date(),
     maxRows: 10_000,
     timeoutMs: 60_000,

@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto';
 import { AppError } from '../../http/errors.ts';
+import type { ChangeMark } from '../shape/answer-freshness.ts';
 import type { ResultCache } from './result-cache.ts';
 
 /** What one query's statements answered, kept with the span of clock readings it holds for. */
@@ -12,6 +13,22 @@ export interface Lasting<P> {
 }
 
 export type Reuse = 'hit' | 'miss' | 'coalesced';
+
+/** What an answer was computed from: a later reading tells how much of it still holds. */
+export interface Reading {
+  watermark: string;
+  changes: ChangeMark | null;
+}
+
+/** An answer as the store keeps it: with the reading it reflects. */
+export interface Kept<P> extends Lasting<P> {
+  reading: Reading;
+}
+
+/** How much of an earlier answer a computation took over: all of it is a hit. */
+export type Keeping = 'all' | 'some' | 'none';
+
+export type Computed<P> = Lasting<P> & { store: boolean; kept: Keeping };
 
 /** An answer under way: whether it came from the store, or was computed. */
 interface Found<P> {
@@ -35,10 +52,23 @@ const holdsAt = (lasting: Lasting<unknown>, now: number) =>
   lasting.computedAt <= now && now < lasting.validUntil;
 
 /**
+ * Names the projected facts a reading saw: the last logged change when there is one (a batch
+ * fixed but not yet committed moves the watermark, not the facts), the watermark otherwise.
+ */
+const factsOf = ({ changes, watermark }: Reading) =>
+  changes ? `changes ${changes.seq}:${changes.stamp}` : `watermark ${watermark}`;
+
+/** Whether two readings saw the same projected facts. */
+export const sameFacts = (a: Reading, b: Reading) => factsOf(a) === factsOf(b);
+
+/**
  * Whole answers reused across requests: from the result cache while they hold (a dashboard's
  * refresh of `today` is a hit until a fact is projected or the clock crosses something the
  * answer depends on), and shared between identical queries in flight together, which run once.
- * Sharing is per process: with several instances, each runs a query at most once at a time.
+ * One answer is kept per query, with the reading it reflects: once facts are projected or the
+ * clock moves on, the computation is handed the kept answer and reuses what still holds of it
+ * (kept-parts.ts); all of it is a hit. Sharing is per process: with several instances, each runs
+ * a query at most once at a time.
  */
 export class AnswerReuse {
   private readonly inFlight = new Map<string, Promise<Found<unknown>>>();
@@ -48,26 +78,38 @@ export class AnswerReuse {
     this.cache = cache;
   }
 
-  /** The key of everything but the clock: the plan's inputs and the projection watermark. */
-  static key(material: unknown, watermark: string): string {
+  /** The key of everything but the clock and the facts: the plan's inputs. */
+  static key(material: unknown): string {
+    return createHash('sha256')
+      .update(JSON.stringify(['answer', material]))
+      .digest('base64url');
+  }
+
+  /** The key of a figure that depends on the facts alone, at a watermark. */
+  static factsKey(material: unknown, watermark: string): string {
     return createHash('sha256')
       .update(JSON.stringify(['answer', material, watermark]))
       .digest('base64url');
   }
 
   /**
-   * The answer for `key` at clock reading `now`: shared with an identical query already under
-   * way, stored, or computed by `compute` (then stored and shared). `fresh` (the caller sent
+   * The answer for `key` at clock reading `now` over the facts `reading` names: shared with an
+   * identical query already under way over the same facts, kept, or computed by `compute`
+   * (handed what was kept, then stored and shared). `fresh` (the caller sent
    * `Cache-Control: no-cache`) neither joins nor looks up. A caller registers before its first
    * await, so of identical queries arriving together only the first looks anything up.
    */
   async answer<P>(
     key: string,
+    reading: Reading,
     now: number,
-    compute: () => Promise<Lasting<P> & { store: boolean }>,
+    compute: (kept: Kept<P> | undefined) => Promise<Computed<P>>,
     { fresh = false, signal }: { fresh?: boolean; signal?: AbortSignal } = {},
   ): Promise<{ parts: P; reuse: Reuse }> {
-    const running = fresh ? undefined : (this.inFlight.get(key) as Promise<Found<P>> | undefined);
+    const flight = `${key}\n${factsOf(reading)}`;
+    const running = fresh
+      ? undefined
+      : (this.inFlight.get(flight) as Promise<Found<P>> | undefined);
     if (running) {
       // The first caller's failure (its client gone, its budget spent) is not this one's; this
       // one's client leaving ends its own wait, whatever the first caller's.
@@ -80,11 +122,11 @@ export class AnswerReuse {
         return { parts: shared.lasting.parts, reuse: shared.stored ? 'hit' : 'coalesced' };
       }
     }
-    const finding = this.find(key, now, compute, fresh);
-    if (!this.inFlight.has(key)) {
-      this.inFlight.set(key, finding);
+    const finding = this.find(key, reading, now, compute, fresh);
+    if (!this.inFlight.has(flight)) {
+      this.inFlight.set(flight, finding);
       const forget = () => {
-        if (this.inFlight.get(key) === finding) this.inFlight.delete(key);
+        if (this.inFlight.get(flight) === finding) this.inFlight.delete(flight);
       };
       finding.then(forget, forget);
     }
@@ -94,19 +136,26 @@ export class AnswerReuse {
 
   private async find<P>(
     key: string,
+    reading: Reading,
     now: number,
-    compute: () => Promise<Lasting<P> & { store: boolean }>,
+    compute: (kept: Kept<P> | undefined) => Promise<Computed<P>>,
     fresh: boolean,
   ): Promise<Found<P>> {
+    let kept: Kept<P> | undefined;
     if (fresh) {
       this.cache?.bypassed();
     } else {
-      const stored = await this.cache?.get<Lasting<P>>(key);
-      if (stored && holdsAt(stored, now)) return { lasting: stored, stored: true };
+      kept = await this.cache?.get<Kept<P>>(key, { observe: false });
+      if (kept && factsOf(kept.reading) === factsOf(reading) && holdsAt(kept, now)) {
+        this.cache?.counted('hit');
+        return { lasting: kept, stored: true };
+      }
     }
-    const { store, ...lasting } = await compute();
-    if (store) await this.cache?.set(key, lasting);
-    return { lasting, stored: false };
+    const { store, kept: keeping, ...lasting } = await compute(kept);
+    if (!fresh)
+      this.cache?.counted(keeping === 'all' ? 'hit' : keeping === 'some' ? 'partial' : 'miss');
+    if (store) await this.cache?.set(key, { ...lasting, reading } satisfies Kept<P>);
+    return { lasting, stored: keeping === 'all' };
   }
 
   /** A figure that depends on the facts alone, kept under `key` (which names the watermark). */

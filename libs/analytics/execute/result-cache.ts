@@ -7,6 +7,11 @@ export interface ResultCacheObserver {
   hit?(): void;
   miss?(): void;
   evicted?(count: number): void;
+  /**
+   * A query computed in part: what still held of its kept answer (closed buckets, settled
+   * parts) was reused and only the rest ran. Also counted as a miss.
+   */
+  partial?(): void;
   /** An identical query was under way: its answer was shared, nothing looked up or run. */
   coalesced?(): void;
   /** The store failed; the query went on as a miss. */
@@ -59,6 +64,13 @@ export class ResultCache {
         return JSON.parse(text) as T;
       },
     );
+  }
+
+  /** What a query's lookup came to, once known (lookups of kept answers are not counted). */
+  counted(outcome: 'hit' | 'miss' | 'partial'): void {
+    if (outcome === 'hit') this.observer.hit?.();
+    else this.observer.miss?.();
+    if (outcome === 'partial') this.observer.partial?.();
   }
 
   /** The caller asked for a fresh answer: counted as a miss. */

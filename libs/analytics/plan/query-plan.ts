@@ -31,6 +31,11 @@ export interface QueryPlan {
   source: SourceName;
   sources: SourceName[];
   rows: Statement;
+  /**
+   * A series' row statement over its buckets from `index` on: what is left to compute when the
+   * earlier buckets are known (answer-reuse.ts keeps them).
+   */
+  rowsFrom(index: number): Statement;
   totals: Statement | null;
   /**
    * Which labels named by `eq`/`in` conditions the businesses ever had (`known-labels.ts`), for
@@ -42,6 +47,8 @@ export interface QueryPlan {
     buckets: TimeBucket[] | null;
     /** The comparison rows for the labels of a page of current rows. */
     rows(page: Array<Record<string, unknown>>): Statement | null;
+    /** A series' comparison rows over the other period's buckets from `index` on. */
+    rowsFrom(index: number): Statement;
     totals: Statement | null;
   } | null;
 }
@@ -117,6 +124,15 @@ export function planQuery(
       options.now,
       series ? all : { rowLimit: query.limit ?? options.maxRows, offset: query.offset },
     ),
+    rowsFrom(index) {
+      const tail = (buckets ?? []).slice(index);
+      const first = tail[0];
+      if (!(series && first)) throw new Error('only a series has buckets to start from');
+      // Its own period, from the first bucket computed: its bounds are bucket boundaries, which
+      // every source answering the whole series has among its slot boundaries.
+      const of: ResolvedPeriod = { ...period, name: 'custom', from: first.start };
+      return rowsOf(query, of, tail, options.now, { rowLimit: tail.length, offset: 0 });
+    },
     totals: query.totals ? totalsOf(period, options.now) : null,
     labels: knownLabelsStatement(query.filters, businesses),
     comparison: null,
@@ -146,6 +162,13 @@ export function planQuery(
       const restricted = { ...query, filters: [...query.filters, ...labels], orderBy: [] };
       const most = { rowLimit: options.maxRows, offset: 0 };
       return rowsOf(restricted, counted, otherBuckets, other.until, most);
+    },
+    rowsFrom(index) {
+      const tail = (otherBuckets ?? []).slice(index);
+      const first = tail[0];
+      if (!(series && first)) throw new Error('only a series has buckets to start from');
+      const of: ResolvedPeriod = { ...counted, name: 'custom', from: first.start };
+      return rowsOf(query, of, tail, other.until, { rowLimit: tail.length, offset: 0 });
     },
     totals: query.totals ? totalsOf(counted, other.until) : null,
   };

@@ -15,4 +15,27 @@ export interface Freshness {
    * ClickHouse after reading it reflects at least the facts it names (the result cache's key).
    */
   watermark: string;
+  /**
+   * The last change to the projected facts that was logged with what it changed (null: none
+   * logged yet). Read with the watermark: every change up to it is in ClickHouse.
+   */
+  changes?: ChangeMark | null;
+}
+
+/** A place in the projection's change log: its sequence number and the row's own time stamp. */
+export interface ChangeMark {
+  seq: number;
+  /** Tells the row apart from one of another history under the same number (a restore). */
+  stamp: string;
+}
+
+/**
+ * What was projected between two marks for some businesses: the earliest and latest
+ * `occurred_at` among their new facts (epoch ms, null when there are none), or `everything`:
+ * any fact of any instant may have changed.
+ */
+export interface NewFacts {
+  everything: boolean;
+  earliest: number | null;
+  latest: number | null;
 }
