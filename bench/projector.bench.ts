@@ -11,7 +11,6 @@ import fs from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { startCairn } from '../apps/server/cairn.ts';
-import { ROLLUPS } from '../libs/analytics/sources/rollups.ts';
 import { issueToken } from '../libs/auth/token.service.ts';
 import { loadConfig } from '../libs/config/config.ts';
 import { drainOutbox } from '../libs/projection/projector.ts';
@@ -23,7 +22,7 @@ import { createScratchDatabase } from '../libs/storage/scratch-database.ts';
 import { createTask } from '../libs/tasks/task.service.ts';
 import { inTaskUnit } from '../libs/tasks/task-unit.ts';
 import { numberOption } from './options.ts';
-import { fillOutbox } from './outbox-fill.ts';
+import { dropViews, fillOutbox } from './outbox-fill.ts';
 import { lingerFromEnvironment } from './projector-linger.ts';
 
 const POSTGRES = process.env.TEST_POSTGRES_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
@@ -41,11 +40,7 @@ async function throughput(facts: number, batchSize: number, rollups: boolean): P
   try {
     await migratePostgres(pgx.db);
     await migrateClickHouse(ch.client);
-    if (!rollups) {
-      for (const { table } of ROLLUPS) {
-        await ch.client.command({ query: `DROP VIEW ${table}_mv` });
-      }
-    }
+    if (!rollups) await dropViews(ch.client);
     await fillOutbox(pgx.db, facts);
     const started = performance.now();
     const projected = await drainOutbox({ db: pgx.db, clickhouse: ch.client, batchSize });
