@@ -111,40 +111,6 @@ ENGINE = Distributed(cairn, currentDatabase(), builds_local, cityHash64(name))`,
     ]);
   });
 
-  it('keeps a Null table on every node alone, and moves a view onto it with MODIFY QUERY', () => {
-    expect(
-      clusterStatements(
-        [
-          FIXTURE[0]!,
-          FIXTURE[2]!,
-          FIXTURE[3]!,
-          {
-            name: '0006_feed.sql',
-            text: '-- passed on\nCREATE TABLE IF NOT EXISTS feed (day Date, n UInt64)\nENGINE = Null\n',
-          },
-          {
-            name: '0007_daily_mv.sql',
-            text: 'ALTER TABLE daily_mv MODIFY QUERY\nSELECT day, sum(n) AS events FROM feed GROUP BY day\n',
-          },
-        ],
-        'cairn',
-      ).slice(3),
-    ).toEqual([
-      [
-        'CREATE TABLE IF NOT EXISTS feed_local ON CLUSTER cairn\n(day Date, n UInt64)\nENGINE = Null',
-      ],
-      [
-        'ALTER TABLE daily_mv ON CLUSTER cairn MODIFY QUERY\nSELECT day, sum(n) AS events FROM feed_local GROUP BY day',
-      ],
-    ]);
-    expect(() =>
-      clusterStatements(
-        [FIXTURE[0]!, { name: '0002_q.sql', text: 'ALTER TABLE events MODIFY QUERY SELECT 1' }],
-        'c',
-      ),
-    ).toThrow('MODIFY QUERY of events, a table');
-  });
-
   it('drops a retired view on every node, and a retired table under both its names', () => {
     expect(
       clusterStatements(
@@ -235,15 +201,7 @@ ENGINE = Distributed(cairn, currentDatabase(), builds_local, cityHash64(name))`,
       for (const [k, file] of files.entries()) {
         const out = statements[k]!;
         const table = /CREATE TABLE (?:IF NOT EXISTS )?(\w+)/.exec(file.text)?.[1];
-        if (table && /ENGINE = Null\b/.test(file.text)) {
-          expect(out).toEqual([
-            expect.stringMatching(
-              new RegExp(
-                `^CREATE TABLE IF NOT EXISTS ${table}_local ON CLUSTER cairn_cluster\\n[\\s\\S]*ENGINE = Null$`,
-              ),
-            ),
-          ]);
-        } else if (table) {
+        if (table) {
           expect(out[0]).toMatch(
             new RegExp(
               `^CREATE TABLE IF NOT EXISTS ${table}_local ON CLUSTER cairn_cluster\\n[\\s\\S]*ENGINE = Replicated\\w*MergeTree\\('/clickhouse/tables/\\{shard\\}/\\{database\\}/${table}_local', '\\{replica\\}'`,
@@ -257,9 +215,8 @@ ENGINE = Distributed(cairn, currentDatabase(), builds_local, cityHash64(name))`,
         }
         for (const statement of out) {
           expect(statement).not.toContain('non_replicated_deduplication_window');
-          if (statement.includes('MATERIALIZED VIEW') || statement.includes('MODIFY QUERY')) {
-            if (statement.includes('MATERIALIZED VIEW'))
-              expect(statement).toMatch(/ TO \w+_local AS\n/);
+          if (statement.includes('MATERIALIZED VIEW')) {
+            expect(statement).toMatch(/ TO \w+_local AS\n/);
             const read = [...statement.matchAll(/\b(?:FROM|JOIN)\s+(\w+)/g)].map(
               ([, name]) => name,
             );

@@ -208,41 +208,24 @@ async function anyProjected(
 }
 
 /**
- * The SELECT of a rollup's view, as its schema files last define it, over one month of the facts
- * projected before the cutoff: the backfill aggregates exactly as the view does. A view fed by
- * rollup_feed reads the feed's own SELECT over those facts in its place. `enrich`: over those
- * facts as ENRICHED_MONTH gives them. `withoutBlocked`: with no blocked changes (the replay adds
- * them).
+ * The SELECT of a rollup's view, as its schema file defines it, over one month of the facts
+ * projected before the cutoff: the backfill aggregates exactly as the view does. `enrich`: over
+ * those facts as ENRICHED_MONTH gives them. `withoutBlocked`: with no blocked changes (the
+ * replay adds them).
  */
 async function viewSelect(
   name: RollupName,
   options: { enrich: boolean; withoutBlocked: boolean },
 ): Promise<string> {
+  const files = await fs.readdir(CLICKHOUSE_MIGRATIONS_DIR);
+  const file = files.find((f) => f.endsWith(`_${name}_mv.sql`));
+  if (!file) throw new Error(`no view file for ${name}`);
+  const text = await fs.readFile(path.join(CLICKHOUSE_MIGRATIONS_DIR, file), 'utf8');
+  const select = text.slice(text.search(/\bAS\s+SELECT\b/) + 2).trim();
+  if (select.match(SOURCE)?.length !== 1) throw new Error(`${file} must read facts once`);
   const month = options.enrich ? ENRICHED_MONTH : MONTH;
-  const facts = options.withoutBlocked
+  const source = options.withoutBlocked
     ? `SELECT * REPLACE (CAST([], 'Array(Int8)') AS blocked_change) FROM (${month})`
     : month;
-  const select = await lastViewSelect(name);
-  if (select.match(FEED)?.length === 1) {
-    const feed = await lastViewSelect(FEED_TABLE);
-    if (feed.match(SOURCE)?.length !== 1) throw new Error(`${FEED_TABLE} must read facts once`);
-    return select.replace(FEED, `FROM (${feed.replace(SOURCE, `FROM (${facts})`)})`);
-  }
-  if (select.match(SOURCE)?.length !== 1)
-    throw new Error(`the view of ${name} must read facts once`);
-  return select.replace(SOURCE, `FROM (${facts})`);
-}
-
-const FEED_TABLE = 'rollup_feed';
-const FEED = /\bFROM rollup_feed\b/g;
-
-/** The SELECT of `${table}_mv` in the last schema file that creates or modifies it. */
-async function lastViewSelect(table: string): Promise<string> {
-  const files = (await fs.readdir(CLICKHOUSE_MIGRATIONS_DIR)).sort();
-  const file = files.findLast((f) => f.endsWith(`_${table}_mv.sql`) && !/^\d+_drop_/.test(f));
-  if (!file) throw new Error(`no view file for ${table}`);
-  const text = await fs.readFile(path.join(CLICKHOUSE_MIGRATIONS_DIR, file), 'utf8');
-  const start = text.search(/\b(AS|MODIFY QUERY)\s+SELECT\b/);
-  if (start < 0) throw new Error(`${file} defines no SELECT`);
-  return text.slice(text.indexOf('SELECT', start)).trim();
+  return select.replace(SOURCE, `FROM (${source})`);
 }

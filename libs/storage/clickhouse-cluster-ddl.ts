@@ -8,8 +8,6 @@
  *   everything above the adapter keeps reading and writing `t`.
  * - A materialized view is created on every node and reads and writes the local tables: each
  *   shard aggregates the facts it holds, and the Distributed rollup merges the shards' states.
- *   `ALTER TABLE v MODIFY QUERY` does the same to an existing view. A table of engine Null
- *   (nothing stored, blocks passed on to its views) becomes `t_local` on every node, alone.
  * - `ALTER TABLE t` changes `t_local` and then `t`, both ON CLUSTER; `DROP TABLE IF EXISTS t` drops
  *   `t` and then `t_local`; `DROP VIEW IF EXISTS v` drops `v`, all ON CLUSTER.
  *
@@ -73,17 +71,6 @@ function rewrite(file: SchemaFile, cluster: string, tables: Set<string>): string
       `CREATE TABLE ${ifNotExists}${name} ON CLUSTER ${cluster} AS ${local}\nENGINE = Distributed(${cluster}, currentDatabase(), ${local}, ${shardingKey(columns, rest)})`,
     ];
   }
-  const nothing = /^CREATE TABLE (IF NOT EXISTS )?(\w+)\s*(\([\s\S]*\))\s*ENGINE\s*=\s*Null$/i.exec(
-    sql,
-  );
-  if (nothing) {
-    // Stores nothing, only passes each block on to its views: one per node, beside the local
-    // tables those views read and write.
-    const [, ifNotExists = '', name = '', columns = ''] = nothing;
-    return [
-      `CREATE TABLE ${ifNotExists}${name}${LOCAL} ON CLUSTER ${cluster}\n${columns}\nENGINE = Null`,
-    ];
-  }
   const view = /^CREATE MATERIALIZED VIEW (IF NOT EXISTS )?(\w+) TO (\w+) AS\s([\s\S]*)$/i.exec(
     sql,
   );
@@ -91,16 +78,13 @@ function rewrite(file: SchemaFile, cluster: string, tables: Set<string>): string
     const [, ifNotExists = '', name = '', target = '', select = ''] = view;
     if (!tables.has(target))
       throw new Error(`${file.name}: the view writes to ${target}, which no schema file creates`);
+    const sources = select.replace(
+      /\b(FROM|JOIN)(\s+)(\w+)\b/gi,
+      (whole, keyword, space, source) =>
+        tables.has(source) ? `${keyword}${space}${source}${LOCAL}` : whole,
+    );
     return [
-      `CREATE MATERIALIZED VIEW ${ifNotExists}${name} ON CLUSTER ${cluster} TO ${target}${LOCAL} AS\n${localSources(select, tables)}`,
-    ];
-  }
-  const query = /^ALTER TABLE (\w+) MODIFY QUERY\s([\s\S]*)$/i.exec(sql);
-  if (query) {
-    const [, name = '', select = ''] = query;
-    if (tables.has(name)) throw new Error(`${file.name}: MODIFY QUERY of ${name}, a table`);
-    return [
-      `ALTER TABLE ${name} ON CLUSTER ${cluster} MODIFY QUERY\n${localSources(select, tables)}`,
+      `CREATE MATERIALIZED VIEW ${ifNotExists}${name} ON CLUSTER ${cluster} TO ${target}${LOCAL} AS\n${sources}`,
     ];
   }
   const alter = /^ALTER TABLE (\w+)\s([\s\S]*)$/i.exec(sql);
@@ -126,13 +110,6 @@ function rewrite(file: SchemaFile, cluster: string, tables: Set<string>): string
   }
   throw new Error(
     `${file.name}: no cluster form for this statement; extend clickhouse-cluster-ddl.ts`,
-  );
-}
-
-/** A view's SELECT reading the local tables, where each node's views run. */
-function localSources(select: string, tables: Set<string>): string {
-  return select.replace(/\b(FROM|JOIN)(\s+)(\w+)\b/gi, (whole, keyword, space, source) =>
-    tables.has(source) ? `${keyword}${space}${source}${LOCAL}` : whole,
   );
 }
 

@@ -75,24 +75,15 @@ export async function rollupsVersusFacts(
   });
   const [unknown] = await unknownResult.json<{ n: number }>();
   const blockedKnown = Number(unknown?.n ?? 0) === 0;
-  const viewSelect = async (table: string) => {
+  for (const rollup of ROLLUPS) {
     const viewResult = await ch.query({
       query:
         'SELECT as_select FROM system.tables WHERE database = currentDatabase() AND name = {name:String}',
-      query_params: { name: `${table}_mv` },
+      query_params: { name: `${rollup.table}_mv` },
       format: 'JSONEachRow',
     });
     const [view] = await viewResult.json<{ as_select: string }>();
-    if (!view) throw new Error(`no view feeds ${table}`);
-    return view.as_select;
-  };
-  // A rollup fed by rollup_feed: its view over what the feed's view makes of the facts.
-  const feed = `(${await viewSelect('rollup_feed')})`;
-  for (const rollup of ROLLUPS) {
-    const select = (await viewSelect(rollup.table)).replace(
-      /\bFROM (?:\w+\.)?rollup_feed\b/,
-      () => `FROM ${feed}`,
-    );
+    if (!view) throw new Error(`no view feeds ${rollup.table}`);
     const labels = rollup.labels.filter((l) => l !== 'business');
     const keys = ['business', 'second', ...labels].join(', ');
     const completions = 'completions' in rollup && rollup.completions;
@@ -116,7 +107,7 @@ export async function rollupsVersusFacts(
       (await ch.query({ query: reduce(source), format: 'JSONEachRow' })).json();
     out[rollup.table] = {
       rollup: await read(rollup.table),
-      facts: await read(`(${select})`),
+      facts: await read(`(${view.as_select})`),
     };
   }
   return out;
