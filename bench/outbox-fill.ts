@@ -1,3 +1,4 @@
+import type { ClickHouseClient } from '@clickhouse/client';
 import { type Kysely, sql } from 'kysely';
 import type { Database } from '../libs/storage/database.ts';
 
@@ -15,5 +16,17 @@ export async function fillOutbox(db: Kysely<Database>, facts: number): Promise<v
                'status', 'open', 'task_created_at', now()),
              now() - (i || ' seconds')::interval
       from generate_series(1, ${n}::int) as i`.execute(db);
+  }
+}
+
+/** Drops every materialized view: the projector's inserts then feed no rollup. */
+export async function dropViews(clickhouse: ClickHouseClient): Promise<void> {
+  const result = await clickhouse.query({
+    query: `SELECT name FROM system.tables
+      WHERE database = currentDatabase() AND engine = 'MaterializedView'`,
+    format: 'JSONEachRow',
+  });
+  for (const { name } of await result.json<{ name: string }>()) {
+    await clickhouse.command({ query: `DROP VIEW ${name}` });
   }
 }

@@ -1,7 +1,9 @@
 // `npm run bench -- projector [--facts 200000] [--batch 20000] [--rounds 2] [--seconds 20] [--rate 1000]`
 // on the machine's Postgres and Redis (TEST_POSTGRES_URL / TEST_REDIS_URL override), chDB as
 // ClickHouse. 1) Throughput: a pre-filled outbox drained into ClickHouse, facts/s, in turns
-// with the rollups' views in place (as shipped) and dropped, to show what the rollups cost.
+// with the rollups' views in place (as shipped) and dropped, to show what the rollups cost;
+// also per second of CPU (this process and its Postgres backends), which a busy neighbour on a
+// shared machine moves far less than the wall-clock rate.
 // 2) Freshness: a steady stream of task writes through the write use case (transaction, outbox,
 // wake-up; in process, because HTTP on a small box saturates below the rate), while a prober
 // writes one task at a time over HTTP and polls POST /api/v1/query until it counts it:
@@ -11,7 +13,6 @@ import fs from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { startCairn } from '../apps/server/cairn.ts';
-import { ROLLUPS } from '../libs/analytics/sources/rollups.ts';
 import { issueToken } from '../libs/auth/token.service.ts';
 import { loadConfig } from '../libs/config/config.ts';
 import { drainOutbox } from '../libs/projection/projector.ts';
@@ -22,8 +23,9 @@ import { migratePostgres } from '../libs/storage/postgres-migrations.ts';
 import { createScratchDatabase } from '../libs/storage/scratch-database.ts';
 import { createTask } from '../libs/tasks/task.service.ts';
 import { inTaskUnit } from '../libs/tasks/task-unit.ts';
+import { cpuUsed } from './cpu-used.ts';
 import { numberOption } from './options.ts';
-import { fillOutbox } from './outbox-fill.ts';
+import { dropViews, fillOutbox } from './outbox-fill.ts';
 import { lingerFromEnvironment } from './projector-linger.ts';
 
 const POSTGRES = process.env.TEST_POSTGRES_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
@@ -33,7 +35,11 @@ const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 const percentile = (sorted: number[], p: number) =>
   sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))] ?? Number.NaN;
 
-async function throughput(facts: number, batchSize: number, rollups: boolean): Promise<number> {
+async function throughput(
+  facts: number,
+  batchSize: number,
+  rollups: boolean,
+): Promise<{ rate: number; cpuRate: number }> {
   const database = await createScratchDatabase(POSTGRES, 'cairn_bench');
   const dir = await fs.mkdtemp(path.join(os.tmpdir(), 'cairn-bench-'));
   const pgx = await openPostgres({ url: database.url });
@@ -41,20 +47,22 @@ async function throughput(facts: number, batchSize: number, rollups: boolean): P
   try {
     await migratePostgres(pgx.db);
     await migrateClickHouse(ch.client);
-    if (!rollups) {
-      for (const { table } of ROLLUPS) {
-        await ch.client.command({ query: `DROP VIEW ${table}_mv` });
-      }
-    }
+    if (!rollups) await dropViews(ch.client);
     await fillOutbox(pgx.db, facts);
     const started = performance.now();
-    const projected = await drainOutbox({ db: pgx.db, clickhouse: ch.client, batchSize });
+    const used = await cpuUsed(pgx.db, () =>
+      drainOutbox({ db: pgx.db, clickhouse: ch.client, batchSize }),
+    );
+    const projected = used.result;
     const seconds = (performance.now() - started) / 1000;
     const rate = Math.round(projected / seconds);
+    const cpu = used.process + used.postgres;
+    const perThousand = (s: number) => ((s * 1e6) / projected).toFixed(1);
     process.stdout.write(
-      `throughput ${rollups ? 'with rollups   ' : 'without rollups'}: ${projected} facts in ${seconds.toFixed(2)} s = ${rate} facts/s (batch ${batchSize})\n`,
+      `throughput ${rollups ? 'with rollups   ' : 'without rollups'}: ${projected} facts in ${seconds.toFixed(2)} s = ${rate} facts/s (batch ${batchSize}); ` +
+        `CPU ${perThousand(cpu)} ms per 1,000 facts (this process ${perThousand(used.process)}, Postgres ${perThousand(used.postgres)}) = ${Math.round(projected / cpu)} facts per CPU second\n`,
     );
-    return rate;
+    return { rate, cpuRate: projected / cpu };
   } finally {
     await ch.close();
     await pgx.close();
@@ -177,13 +185,20 @@ export async function run(args: string[]): Promise<void> {
   const facts = numberOption(args, 'facts', 200_000);
   const batch = numberOption(args, 'batch', 20_000);
   const rates = { with: [] as number[], without: [] as number[] };
+  const cpuRates = { with: [] as number[], without: [] as number[] };
   for (let round = 0; round < numberOption(args, 'rounds', 2); round++) {
-    rates.without.push(await throughput(facts, batch, false));
-    rates.with.push(await throughput(facts, batch, true));
+    for (const rollups of [false, true]) {
+      const { rate, cpuRate } = await throughput(facts, batch, rollups);
+      rates[rollups ? 'with' : 'without'].push(rate);
+      cpuRates[rollups ? 'with' : 'without'].push(cpuRate);
+    }
   }
   const median = (values: number[]) => [...values].sort((a, b) => a - b)[values.length >> 1] ?? 0;
+  const ratio = (of: { with: number[]; without: number[] }) =>
+    (median(of.with) / median(of.without)).toFixed(2);
   process.stdout.write(
-    `throughput median: ${median(rates.with)} facts/s with rollups, ${median(rates.without)} without (ratio ${(median(rates.with) / median(rates.without)).toFixed(2)})\n`,
+    `throughput median: ${median(rates.with)} facts/s with rollups, ${median(rates.without)} without (ratio ${ratio(rates)}); ` +
+      `per CPU second ${Math.round(median(cpuRates.with))} with, ${Math.round(median(cpuRates.without))} without (ratio ${ratio(cpuRates)})\n`,
   );
   await freshness(numberOption(args, 'seconds', 20), numberOption(args, 'rate', 1_000));
 }
