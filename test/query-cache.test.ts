@@ -72,6 +72,18 @@ describe('analytics result cache over HTTP', () => {
     expect(await metricValue(cairn.url, 'cairn_query_cache_misses_total')).toBe(misses + 3);
   });
 
+  it('runs only its own statement for a no-cache repeat: where the next fact lies is known at that watermark', async () => {
+    const statements = () => metricValue(cairn.url, 'cairn_analytics_engine_statements_total');
+    const fresh = { 'Cache-Control': 'no-cache' };
+    await query(BY_PROJECT, fresh);
+    const before = await statements();
+    const again = await query(BY_PROJECT, fresh);
+    expect(again.body.metadata.cache).toBe('miss');
+    expect(again.body.data).toEqual([{ project: 'alpha', tasks_created: 3 }]);
+    // The row statement; its rows-read count and the horizon are known at this watermark.
+    expect((await statements()) - before).toBe(1);
+  });
+
   it('never answers stale: once new facts are projected, the cached answer is not served', async () => {
     expect((await query(BY_PROJECT)).body.metadata.cache).toBe('hit');
     await createTasks(2);

@@ -110,12 +110,7 @@ export async function computeParts(
     kept && holds?.horizon
       ? Promise.resolve(kept.horizon ?? null)
       : reusable
-        ? queryRun
-            .execute(horizonStatement(plan, now, plan.businesses), undefined, { store: false })
-            .then(({ answer, partial }) =>
-              partial ? null : (answer.data[0] as unknown as Horizon),
-            )
-            .catch(() => null)
+        ? horizonAt(plan, queryRun, now).catch(() => null)
         : Promise.resolve(null);
   // A failed label lookup costs only the unknown_filter_value warning, never the answer.
   const labels =
@@ -212,4 +207,42 @@ export function pageOf(plan: QueryPlan, main: Executed, now: Date, maxRows: numb
     rows: filled.slice(query.offset, query.offset + (query.limit ?? maxRows)),
     totalRows: filled.length,
   };
+}
+
+/**
+ * The horizon statement's answer at `now`. Without a cut comparison it is only "the first fact
+ * at or after now", which a later reading at the same watermark can take over while it still
+ * lies ahead (or none did): of the queries that share the businesses, each refresh and each
+ * `no-cache` caller then spares the engine one statement. A fact projected since has moved the
+ * watermark, and with it the key.
+ */
+async function horizonAt(
+  plan: PreparedQuery,
+  queryRun: QueryRun,
+  now: Date,
+): Promise<Horizon | null> {
+  const ask = async (): Promise<Horizon | null> => {
+    const { answer, partial } = await queryRun.execute(
+      horizonStatement(plan, now, plan.businesses),
+      undefined,
+      { store: false },
+    );
+    return partial ? null : (answer.data[0] as unknown as Horizon);
+  };
+  if (plan.comparison?.period.cutAtElapsed) return ask();
+  const at = now.getTime();
+  const kept = await queryRun.remembered<{ asked: number; next: number | null }>(
+    ['next_fact', plan.businesses],
+    ({ asked, next }) => asked <= at && (next === null || next >= at),
+    async () => {
+      const horizon = await ask();
+      return (
+        horizon && {
+          asked: at,
+          next: horizon.next_fact === null ? null : Number(horizon.next_fact),
+        }
+      );
+    },
+  );
+  return kept && { next_fact: kept.next, next_compared: null };
 }

@@ -207,6 +207,26 @@ export class QueryRun {
     };
   }
 
+  /**
+   * A figure of the facts that holds while `holds` says so: kept in the result cache under the
+   * watermark (so a newly projected fact retires it), computed when absent or no longer holding.
+   * Never asked of the engine twice at one watermark while it holds, even by `no-cache` callers:
+   * what it says depends on the facts and the clock alone, not on any cached answer.
+   */
+  async remembered<T>(
+    name: unknown,
+    holds: (kept: T) => boolean,
+    compute: () => Promise<T | null>,
+  ): Promise<T | null> {
+    const { cache } = this.deps;
+    const key = ResultCache.key({ sql: JSON.stringify(name), params: {} }, this.options.watermark);
+    const kept = cache ? await cache.get<{ value: T }>(key, { observe: false }) : undefined;
+    if (kept && holds(kept.value)) return kept.value;
+    const value = await compute();
+    if (cache && value !== null) await cache.set(key, { value });
+    return value;
+  }
+
   /** Ends the query's admission; statements of it still waiting are dropped. */
   close(): void {
     this.ticket.close();
