@@ -15,10 +15,16 @@ import type { ReadableSpan, Span, SpanProcessor } from '@opentelemetry/sdk-trace
  * span ended (a log line written after the answer) sees no active context, as if unsampled.
  * Seams enter a context only for a recording span (tracing.ts); a context entered while no
  * recording span is open holds for the synchronous call only.
+ *
+ * Node 24 keeps an AsyncLocalStorage in async context frames instead, with no async hook at
+ * all, so there is nothing to switch off: `unhooks` is false there and the storage behaves as
+ * the SDK's own (a context follows its awaits whether or not a span is open).
  */
 export class SampledContextManager implements ContextManager {
   private readonly storage = new AsyncLocalStorage<Context>();
   private open = 0;
+  /** Whether this Node's AsyncLocalStorage hooks promises, so switching it off pays. */
+  readonly unhooks = Number(process.versions.node.split('.')[0]) < 24;
 
   /** Counts the recording spans, to switch the storage off when none is left. */
   readonly openSpans: SpanProcessor = {
@@ -30,7 +36,7 @@ export class SampledContextManager implements ContextManager {
       if (this.open <= 0) {
         this.open = 0;
         // Exits every context entered so far and removes the async hook until the next `with`.
-        this.storage.disable();
+        if (this.unhooks) this.storage.disable();
       }
     },
     forceFlush: () => Promise.resolve(),
@@ -56,7 +62,7 @@ export class SampledContextManager implements ContextManager {
     const result = this.storage.run(context, callback, ...args);
     // Entered with no recording span open (the span processor's export, every few seconds):
     // nothing under it is sampled, so the hook is not left on for it.
-    if (this.open === 0) this.storage.disable();
+    if (this.open === 0 && this.unhooks) this.storage.disable();
     return result;
   }
 
