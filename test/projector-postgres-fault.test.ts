@@ -35,5 +35,5 @@ describe('projector with Postgres restarted mid-stream', () => {
     await writes.stop();
     expect(writes.failed).toBeGreaterThan(0);
     await expectEveryFactOnce(rig);
-  });
+  }, 300_000);
 });

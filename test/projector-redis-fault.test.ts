@@ -84,7 +84,7 @@ describe.each([
     await expectEveryFactOnce(rig);
     expect(await projectedRows(rig)).toBeGreaterThan(285);
     // Timer-bound rather than CPU-bound: the breaker's time limits and cool-down, a few polls.
-  }, 60_000);
+  }, 300_000);
 });
 
 describe('projector started while Redis is down', () => {
@@ -115,5 +115,5 @@ describe('projector started while Redis is down', () => {
     await waitFor(async () => running.delivering(), { timeoutMs: 20_000 });
     await writeWaking(running, 'after');
     await expectEveryFactOnce(running);
-  }, 60_000);
+  }, 300_000);
 });
