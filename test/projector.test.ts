@@ -41,6 +41,22 @@ async function counts(ch: ClickHouse, business: string) {
 }
 
 /**
+ * Waits until `expected` facts of the business are past every running transaction, so one drain
+ * sees them all: on a shared server another test file's open transaction holds them back.
+ */
+async function untilVisible(db: Postgres['db'], business: string, expected: number) {
+  await waitFor(
+    async () => {
+      const { rows } = await sql<{ n: string }>`
+        select count(*) as n from outbox
+        where business = ${business} and xid < pg_snapshot_xmin(pg_current_snapshot())`.execute(db);
+      return Number(rows[0]?.n) >= expected;
+    },
+    { timeoutMs: 60_000, intervalMs: 50 },
+  );
+}
+
+/**
  * Drains until `expected` facts went through. On a shared server, another test file's open write
  * transaction holds back every later one for a moment (the late-commit rule is cluster-wide).
  */
@@ -115,6 +131,7 @@ describe.each(engines)('projector on $name', ({ server }) => {
   it('never holds a full batch, and stops waiting when told to stop', async () => {
     const b = business('backlog');
     for (let i = 0; i < 16; i++) await appendFacts(pg.db, [fact(b, `t${i}`)]);
+    await untilVisible(pg.db, b, 16);
     const stop = new AbortController();
     const sizes: number[] = [];
     // A minute's linger: were any batch of the backlog held, or the wait after the small one
@@ -137,6 +154,7 @@ describe.each(engines)('projector on $name', ({ server }) => {
   it('gathers the facts that arrive after a small batch into one insert a linger later', async () => {
     const b = business('linger');
     await appendFacts(pg.db, [fact(b, 'first')]);
+    await untilVisible(pg.db, b, 1);
     const stop = new AbortController();
     const batches: { facts: number; started: number }[] = [];
     let firstDone!: () => void;
