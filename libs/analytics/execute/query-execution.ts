@@ -219,7 +219,7 @@ export class QueryRun {
     compute: () => Promise<T | null>,
   ): Promise<T | null> {
     const { cache } = this.deps;
-    const key = ResultCache.key({ sql: JSON.stringify(name), params: {} }, this.options.watermark);
+    const key = AnswerReuse.key([name, this.options.watermark]);
     const kept = cache ? await cache.get<{ value: T }>(key, { observe: false }) : undefined;
     if (kept && holds(kept.value)) return kept.value;
     const value = await compute();
