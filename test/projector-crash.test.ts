@@ -1,9 +1,9 @@
 import { spawn } from 'node:child_process';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { drainOutbox } from '../libs/projection/projector.ts';
 import { migrateClickHouse, openClickHouse } from '../libs/storage/clickhouse.ts';
 import { appendFacts } from '../libs/tasks/outbox.repository.ts';
+import { projectAll } from './support/analytics.ts';
 import { tempDir, useMigratedPostgres } from './support/engines.ts';
 import { expectRollupsMatchFacts } from './support/projection-invariants.ts';
 
@@ -63,7 +63,9 @@ describe('projector killed mid-batch', () => {
       });
       // The killed child's insert reached ClickHouse: the retry below must not double it.
       expect((await before.json<{ n: number }>())[0]?.n).toBe(20);
-      await drainOutbox({ db: scratch.pg.db, clickhouse: ch.client, batchSize: 20 });
+      // Drained until every fact is in: another file's open transaction on this shared server
+      // can hold facts back a while (the late-commit rule is cluster-wide).
+      await projectAll({ postgres: scratch.pg, clickhouse: ch }, 20);
       const after = await ch.client.query({
         query: 'SELECT count() AS n, uniqExact(fact_id) AS u FROM facts',
         format: 'JSONEachRow',

@@ -122,6 +122,7 @@ describe.each(engines)('projector on $name', ({ server }) => {
     await expect(projectBatch(failing)).rejects.toThrow('crash before checkpoint');
     // New facts arrive while the batch is pending: the retry must not widen the batch.
     for (let i = 10; i < 12; i++) await appendFacts(pg.db, [fact(b, `t${i}`)]);
+    await untilVisible(pg.db, b, 12);
     await drainOutbox(failing);
     expect(await counts(ch, b)).toEqual({ n: 12, u: 12 });
     // The retried inserts reached the rollups' views too: they must hold each fact once.
