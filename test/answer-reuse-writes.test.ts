@@ -8,18 +8,17 @@ import fc from 'fast-check';
 import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { DimensionName, MetricName } from '../libs/analytics/catalog/catalog.ts';
-import { QueryExecutor } from '../libs/analytics/execute/query-execution.ts';
-import { ResultCache } from '../libs/analytics/execute/result-cache.ts';
+import type { ResultCache } from '../libs/analytics/execute/result-cache.ts';
 import type { QueryRequest } from '../libs/analytics/parse/query-parser.ts';
-import { type AnalyticsDeps, prepareQuery, runQuery } from '../libs/analytics/query.service.ts';
+import { type AnalyticsDeps, prepareQuery } from '../libs/analytics/query.service.ts';
 import type { Principal } from '../libs/auth/principal.ts';
 import { type Engines, openEngines } from '../libs/storage/engines.ts';
-import { openResultStore } from '../libs/storage/result-stores.ts';
 import { addDependencies } from '../libs/tasks/dependency.service.ts';
 import { createTask, updateTask } from '../libs/tasks/task.service.ts';
 import { inTaskUnit } from '../libs/tasks/task-unit.ts';
-import { analyticsDeps, projectAll } from './support/analytics.ts';
+import { projectAll } from './support/analytics.ts';
 import { simulate } from './support/analytics-model.ts';
+import { answered, clockedAnswers } from './support/clocked-answers.ts';
 import { type TestConfig, testConfig } from './support/engines.ts';
 
 const START = Date.parse('2026-10-01T00:00:00Z');
@@ -105,20 +104,13 @@ const write = fc.record({
   due: fc.option(fc.constantFrom('2026-10-15', '2026-10-30', '2026-11-03'), { nil: null }),
 });
 
-/** What two answers to one query must share: all but the figures of how it was obtained. */
-function answered(answer: Awaited<ReturnType<typeof runQuery>>) {
-  const { elapsed_ms, rows_read, bytes_read, cache, query_id, data_as_of, ...rest } =
-    answer.metadata as Record<string, unknown>;
-  return { data: answer.data, metadata: rest, warnings: answer.warnings };
-}
-
 describe('answer reuse with writes: what is kept across new facts equals the fresh answer', () => {
   let setup: TestConfig;
   let engines: Engines;
   let businesses: string[];
-  let clock = END;
   let deps: AnalyticsDeps;
   let cache: ResultCache;
+  let ask: Awaited<ReturnType<typeof clockedAnswers>>['ask'];
   const statements: number[] = [];
   const counted = { hit: 0, miss: 0, partial: 0 };
 
@@ -128,44 +120,21 @@ describe('answer reuse with writes: what is kept across new facts equals the fre
     const history = await simulate(engines, 17, { start: START, now: END, events: 200 });
     businesses = history.businesses;
     await projectAll(engines);
-    const store = await openResultStore({
-      redisUrl: setup.config.redisUrl,
-      prefix: setup.config.redisPrefix,
-      maxBytes: 64 * 1024 * 1024,
-      guard: setup.config.redisLimits,
-    });
-    cache = new ResultCache(store, {
-      hit: () => counted.hit++,
-      miss: () => counted.miss++,
-      partial: () => counted.partial++,
-    });
-    const executor = new QueryExecutor({
-      clickhouse: engines.clickhouse.client,
-      limits: { timeoutMs: 60_000 },
-      cache,
-      engineRead: (read) => statements.push(read.rows_read),
-    });
-    deps = analyticsDeps(engines, { now: () => new Date(clock), executor });
+    ({ deps, cache, ask } = await clockedAnswers(setup, engines, () => businesses, {
+      start: END,
+      counters: {
+        hit: () => counted.hit++,
+        miss: () => counted.miss++,
+        partial: () => counted.partial++,
+      },
+      engineRead: (rowsRead) => statements.push(rowsRead),
+    }));
   }, 300_000);
   afterAll(async () => {
     await cache?.close();
     await engines?.close();
     await setup?.cleanup();
   });
-
-  const ask = (
-    query: QueryRequest,
-    at: number,
-    options: { fresh?: boolean; source?: string } = {},
-  ) => {
-    clock = at;
-    return runQuery(deps, query, {
-      signal: new AbortController().signal,
-      businesses,
-      useCache: !options.fresh,
-      ...(options.source ? { source: options.source as never } : {}),
-    });
-  };
 
   const taskDeps = (at: number) => ({
     db: engines.postgres.db,

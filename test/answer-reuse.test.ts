@@ -7,15 +7,18 @@ import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { DimensionName, MetricName } from '../libs/analytics/catalog/catalog.ts';
 import { AnswerReuse } from '../libs/analytics/execute/answer-reuse.ts';
-import { QueryExecutor } from '../libs/analytics/execute/query-execution.ts';
 import { ResultCache } from '../libs/analytics/execute/result-cache.ts';
 import type { QueryRequest } from '../libs/analytics/parse/query-parser.ts';
-import { type AnalyticsDeps, prepareQuery, runQuery } from '../libs/analytics/query.service.ts';
+import {
+  type AnalyticsDeps,
+  prepareQuery,
+  type runQuery,
+} from '../libs/analytics/query.service.ts';
 import { type Engines, openEngines } from '../libs/storage/engines.ts';
 import { MemoryResultStore } from '../libs/storage/result-store.ts';
-import { openResultStore } from '../libs/storage/result-stores.ts';
-import { analyticsDeps, projectAll } from './support/analytics.ts';
+import { projectAll } from './support/analytics.ts';
 import { simulate } from './support/analytics-model.ts';
+import { answered, clockedAnswers } from './support/clocked-answers.ts';
 import { type TestConfig, testConfig } from './support/engines.ts';
 
 const START = Date.parse('2026-10-20T00:00:00Z');
@@ -69,13 +72,6 @@ const request = fc
     } as QueryRequest;
   });
 
-/** What two answers to one query must share: all but the figures of how it was obtained. */
-function answered(answer: Awaited<ReturnType<typeof runQuery>>) {
-  const { elapsed_ms, rows_read, bytes_read, cache, query_id, data_as_of, ...rest } =
-    answer.metadata as Record<string, unknown>;
-  return { data: answer.data, metadata: rest, warnings: answer.warnings };
-}
-
 const figures = (answer: Awaited<ReturnType<typeof runQuery>>) => ({
   data: answer.data,
   totals: answer.metadata.totals,
@@ -89,9 +85,9 @@ describe('answer reuse: hits equal the answer computed afresh; identical queries
   /** When each fact happened: readings just before one are where reuse can go wrong. */
   let instants: number[] = [];
   let created: number[] = [];
-  let clock = END;
   let deps: AnalyticsDeps;
   let cache: ResultCache;
+  let ask: Awaited<ReturnType<typeof clockedAnswers>>['ask'];
   const statements: number[] = [];
 
   beforeAll(async () => {
@@ -102,41 +98,16 @@ describe('answer reuse: hits equal the answer computed afresh; identical queries
     instants = history.facts.map((fact) => fact.at).sort((a, b) => a - b);
     created = history.facts.filter((f) => f.kind === 'task_created').map((f) => f.at);
     await projectAll(engines);
-    // The store the configuration picks: Redis on servers, memory when embedded.
-    const store = await openResultStore({
-      redisUrl: setup.config.redisUrl,
-      prefix: setup.config.redisPrefix,
-      maxBytes: 64 * 1024 * 1024,
-      guard: setup.config.redisLimits,
-    });
-    cache = new ResultCache(store);
-    const executor = new QueryExecutor({
-      clickhouse: engines.clickhouse.client,
-      limits: { timeoutMs: 60_000 },
-      cache,
+    ({ deps, cache, ask } = await clockedAnswers(setup, engines, () => businesses, {
+      start: END,
       engineRead: () => statements.push(1),
-    });
-    deps = analyticsDeps(engines, { now: () => new Date(clock), executor });
+    }));
   }, 300_000);
   afterAll(async () => {
     await cache?.close();
     await engines?.close();
     await setup?.cleanup();
   });
-
-  const ask = (
-    query: QueryRequest,
-    at: number,
-    options: { fresh?: boolean; source?: string } = {},
-  ) => {
-    clock = at;
-    return runQuery(deps, query, {
-      signal: new AbortController().signal,
-      businesses,
-      useCache: !options.fresh,
-      ...(options.source ? { source: options.source as never } : {}),
-    });
-  };
 
   it('answers a repeat from the store only while it holds, and then exactly', async () => {
     const seen = { hit: 0, miss: 0 };

@@ -236,13 +236,9 @@ async function horizonAt(
     ({ asked, next }) => asked <= at && (next === null || next >= at),
     async () => {
       const horizon = await ask();
-      return (
-        horizon && {
-          asked: at,
-          next: horizon.next_fact === null ? null : Number(horizon.next_fact),
-        }
-      );
+      if (!horizon) return undefined;
+      return { asked: at, next: horizon.next_fact === null ? null : Number(horizon.next_fact) };
     },
   );
-  return kept && { next_fact: kept.next, next_compared: null };
+  return kept ? { next_fact: kept.next, next_compared: null } : null;
 }

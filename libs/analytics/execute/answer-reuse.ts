@@ -159,11 +159,7 @@ export class AnswerReuse {
   }
 
   /** A figure that depends on the facts alone, kept under `key` (which names the watermark). */
-  async remember<T>(key: string, compute: () => Promise<T>): Promise<T> {
-    const kept = await this.cache?.get<{ value: T }>(key, { observe: false });
-    if (kept) return kept.value;
-    const value = await compute();
-    await this.cache?.set(key, { value });
-    return value;
+  remember<T>(key: string, compute: () => Promise<T>): Promise<T> {
+    return this.cache ? this.cache.remember(key, compute) : compute();
   }
 }

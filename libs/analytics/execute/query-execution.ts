@@ -208,23 +208,20 @@ export class QueryRun {
   }
 
   /**
-   * A figure of the facts that holds while `holds` says so: kept in the result cache under the
-   * watermark (so a newly projected fact retires it), computed when absent or no longer holding.
+   * A figure of the facts that holds while `holds` says so, kept under the watermark.
    * Never asked of the engine twice at one watermark while it holds, even by `no-cache` callers:
    * what it says depends on the facts and the clock alone, not on any cached answer.
    */
-  async remembered<T>(
+  remembered<T>(
     name: unknown,
     holds: (kept: T) => boolean,
-    compute: () => Promise<T | null>,
-  ): Promise<T | null> {
+    compute: () => Promise<T | undefined>,
+  ): Promise<T | undefined> {
     const { cache } = this.deps;
     const key = AnswerReuse.key([name, this.options.watermark]);
-    const kept = cache ? await cache.get<{ value: T }>(key, { observe: false }) : undefined;
-    if (kept && holds(kept.value)) return kept.value;
-    const value = await compute();
-    if (cache && value !== null) await cache.set(key, { value });
-    return value;
+    return cache
+      ? cache.remember(key, compute, (kept) => kept !== undefined && holds(kept))
+      : compute();
   }
 
   /** Ends the query's admission; statements of it still waiting are dropped. */

@@ -92,6 +92,23 @@ export class ResultCache {
     }
   }
 
+  /**
+   * A side figure of the facts, kept under `key` (which names the watermark, so a newly
+   * projected fact retires it) and served while `holds` accepts it, outside the hit and miss
+   * counts. An `undefined` figure (one read in part) is returned but not kept.
+   */
+  async remember<T>(
+    key: string,
+    compute: () => Promise<T>,
+    holds: (kept: T) => boolean = () => true,
+  ): Promise<T> {
+    const kept = await this.get<{ value: T }>(key, { observe: false });
+    if (kept && holds(kept.value)) return kept.value;
+    const value = await compute();
+    if (value !== undefined) await this.set(key, { value });
+    return value;
+  }
+
   /** Forgets every answer; a failing store is reported and left to age its entries out. */
   async clear(): Promise<void> {
     try {
