@@ -1,8 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Principal } from '../libs/auth/principal.ts';
 import { AppError } from '../libs/http/errors.ts';
-import { openPostgres, type Postgres } from '../libs/storage/postgres.ts';
-import { migratePostgres } from '../libs/storage/postgres-migrations.ts';
+import type { Postgres } from '../libs/storage/postgres.ts';
 import {
   addDependencies,
   type DependencyDeps,
@@ -12,12 +11,7 @@ import {
 } from '../libs/tasks/dependency.service.ts';
 import { createTask } from '../libs/tasks/task.service.ts';
 import { inTaskUnit } from '../libs/tasks/task-unit.ts';
-import {
-  createTestDatabase,
-  migratedPglite,
-  type TestDatabase,
-  tempDir,
-} from './support/engines.ts';
+import { openGraphStore } from './support/graph-store.ts';
 
 const principal: Principal = {
   kind: 'token',
@@ -32,28 +26,14 @@ const principal: Principal = {
 describe.each(['postgres', 'pglite'] as const)(
   'dependency graph under concurrency on %s',
   (engine) => {
-    let database: TestDatabase | undefined;
+    let store: Awaited<ReturnType<typeof openGraphStore>>;
     let pg: Postgres;
     let deps: DependencyDeps;
     beforeAll(async () => {
-      if (engine === 'postgres') {
-        database = await createTestDatabase();
-        pg = await openPostgres({ url: database.url, poolSize: 20 });
-      } else {
-        pg = await openPostgres({ dataDir: await migratedPglite(`${await tempDir()}/pg`) });
-      }
-      await migratePostgres(pg.db);
-      deps = {
-        db: pg.db,
-        now: () => new Date(),
-        wakeProjector: () => {},
-        cursorKey: Buffer.alloc(32, 7),
-      };
+      store = await openGraphStore(engine, { poolSize: 20, cursorKeyByte: 7 });
+      ({ pg, deps } = store);
     });
-    afterAll(async () => {
-      await pg.close();
-      await database?.drop();
-    });
+    afterAll(() => store?.close());
 
     const task = async (name: string) =>
       (await inTaskUnit(deps, (trx) => createTask(trx, { business: 'acme', name }, deps.now())))

@@ -2,8 +2,6 @@ import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Principal } from '../libs/auth/principal.ts';
 import { AppError } from '../libs/http/errors.ts';
-import { openPostgres, type Postgres } from '../libs/storage/postgres.ts';
-import { migratePostgres } from '../libs/storage/postgres-migrations.ts';
 import {
   addDependencies,
   type DependencyDeps,
@@ -17,12 +15,7 @@ import type { EdgeListing } from '../libs/tasks/keyset-cursor.ts';
 import { createTask } from '../libs/tasks/task.service.ts';
 import { DependenciesRefused } from '../libs/tasks/task-errors.ts';
 import { inTaskUnit } from '../libs/tasks/task-unit.ts';
-import {
-  createTestDatabase,
-  migratedPglite,
-  type TestDatabase,
-  tempDir,
-} from './support/engines.ts';
+import { openGraphStore } from './support/graph-store.ts';
 
 const principal: Principal = {
   kind: 'token',
@@ -135,28 +128,13 @@ class Model {
 describe.each(['postgres', 'pglite'] as const)(
   'dependency graph against a model on %s',
   (engine) => {
-    let database: TestDatabase | undefined;
-    let pg: Postgres;
+    let store: Awaited<ReturnType<typeof openGraphStore>>;
     let deps: DependencyDeps;
     beforeAll(async () => {
-      if (engine === 'postgres') {
-        database = await createTestDatabase();
-        pg = await openPostgres({ url: database.url, poolSize: 10 });
-      } else {
-        pg = await openPostgres({ dataDir: await migratedPglite(`${await tempDir()}/pg`) });
-      }
-      await migratePostgres(pg.db);
-      deps = {
-        db: pg.db,
-        now: () => new Date(),
-        wakeProjector: () => {},
-        cursorKey: Buffer.alloc(32, 3),
-      };
+      store = await openGraphStore(engine, { poolSize: 10, cursorKeyByte: 3 });
+      ({ deps } = store);
     });
-    afterAll(async () => {
-      await pg.close();
-      await database?.drop();
-    });
+    afterAll(() => store?.close());
 
     const run = async (gids: string[], o: Op) => {
       try {
