@@ -65,7 +65,7 @@ function flatten(row: Record<string, unknown>): Record<string, string> {
   return flat;
 }
 
-const LABELS = ['with, comma', 'say "hi"', 'two\nlines'];
+const LABELS = ['with, comma', 'say "hi"', 'two\nlines,\ta tab and a back\\slash'];
 const CSV = { Accept: 'text/csv' };
 const NDJSON = { Accept: 'application/x-ndjson' };
 
@@ -127,7 +127,7 @@ describe('query exports: CSV and NDJSON', () => {
     expect(csv.headers.get('cairn-warnings')).toBeNull();
     expect(csv.text).toContain('"with, comma",');
     expect(csv.text).toContain('"say ""hi""",');
-    expect(csv.text).toContain('"two\nlines",');
+    expect(csv.text).toContain('"two\nlines,\ta tab and a back\\slash",');
     expect(csv.text.endsWith('\r\n')).toBe(true);
     // The task without a project is the null row: its label is an empty field, unquoted.
     expect(rows).toHaveLength(4);
