@@ -1,0 +1,67 @@
+// The CSV export's reading of the engine's TabSeparated lines, beside the compact-JSON reading
+// that NDJSON keeps: both give the same CSV for the same row, whatever a label holds.
+import { describe, expect, it } from 'vitest';
+import { compactLineEncoder, tsvCsvEncoder, tsvField } from '../libs/analytics/export-format.ts';
+
+const NAMES = ['project', 'tasks_created', 'completion_rate', '__total'];
+
+/** A row as ClickHouse writes it in TabSeparated: backslash escapes, `\N` for null. */
+function tsvLine(values: unknown[]): string {
+  return values
+    .map((value) =>
+      value === null
+        ? '\\N'
+        : String(value)
+            .replaceAll('\\', '\\\\')
+            .replaceAll('\t', '\\t')
+            .replaceAll('\n', '\\n')
+            .replaceAll('\r', '\\r')
+            .replaceAll('\0', '\\0')
+            .replaceAll('\b', '\\b')
+            .replaceAll('\f', '\\f'),
+    )
+    .join('\t');
+}
+
+describe('export lines', () => {
+  const rows: unknown[][] = [
+    ['plain', 3, 0.5, 9],
+    ['', 1, null, 9],
+    ['with, comma', 2, 1, 9],
+    ['say "hi"', 0, null, 9],
+    ['two\nlines\r\tand\\ a \0 \b \f', 5, 0.3333333333333333, 9],
+    ["it's", 7, 0.25, 9],
+  ];
+
+  it('reads TabSeparated lines into the CSV the compact JSON lines give', () => {
+    const none = [[0, ''] as const];
+    const tsv = tsvCsvEncoder(NAMES, '__total', none);
+    const compact = compactLineEncoder('text/csv', NAMES, '__total', none);
+    expect(tsv.header).toBe(compact.header);
+    expect(tsv.header).toBe('project,tasks_created,completion_rate\r\n');
+    for (const row of rows) {
+      expect(tsv.line(tsvLine(row)), JSON.stringify(row)).toBe(compact.line(JSON.stringify(row)));
+    }
+    expect(tsv.line(tsvLine(rows[0] as unknown[]))).toBe('plain,3,0.5\r\n');
+    expect(tsv.line(tsvLine(rows[1] as unknown[]))).toBe(',1,\r\n');
+  });
+
+  it('answers a stored "no label" other than the empty one as null', () => {
+    const none = [[0, '(none)'] as const];
+    const tsv = tsvCsvEncoder(NAMES, '__total', none);
+    expect(tsv.line(tsvLine(['(none)', 1, 1, 9]))).toBe(',1,1\r\n');
+    expect(tsv.line(tsvLine(['none', 1, 1, 9]))).toBe('none,1,1\r\n');
+  });
+
+  it('keeps every column when there is no count to drop, and refuses one placed elsewhere', () => {
+    const tsv = tsvCsvEncoder(['project', 'n'], '__total', []);
+    expect(tsv.line('a\t1')).toBe('a,1\r\n');
+    expect(() => tsvCsvEncoder(['__total', 'project'], '__total', [])).toThrow(/last column/);
+  });
+
+  it('unescapes a field and reads \\N as null', () => {
+    expect(tsvField('\\N')).toBeNull();
+    expect(tsvField('a\\tb\\\\c\\nd')).toBe('a\tb\\c\nd');
+    expect(tsvField("it\\'s")).toBe("it's");
+  });
+});
