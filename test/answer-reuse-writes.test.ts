@@ -18,7 +18,7 @@ import { createTask, updateTask } from '../libs/tasks/task.service.ts';
 import { inTaskUnit } from '../libs/tasks/task-unit.ts';
 import { projectAll } from './support/analytics.ts';
 import { simulate } from './support/analytics-model.ts';
-import { answered, clockedAnswers } from './support/clocked-answers.ts';
+import { answered, clockedAnswers, queryRequests } from './support/clocked-answers.ts';
 import { type TestConfig, testConfig } from './support/engines.ts';
 
 const START = Date.parse('2026-10-01T00:00:00Z');
@@ -58,34 +58,18 @@ const PERIODS = [
   'this_month',
   'all_time',
 ];
-const ZONES = ['UTC', 'Europe/Paris', 'America/New_York', 'Asia/Kolkata'];
 /** How far the second reading follows the first: a refresh, a minute, an hour, a day. */
 const STEPS = [1, 5_000, 60_000, 900_000, HOUR, DAY];
 
-const request = fc
-  .record({
-    metrics: fc.subarray(METRIC_CHOICES, { minLength: 1, maxLength: 3 }),
-    dimensions: fc.oneof(
-      { weight: 6, arbitrary: fc.constantFrom(...DIMENSION_CHOICES) },
-      { weight: 1, arbitrary: fc.constant(['hour'] as DimensionName[]) },
-    ),
-    period: fc.constantFrom(...PERIODS),
-    timezone: fc.constantFrom(...ZONES),
-    compare: fc.constantFrom(null, null, 'previous_period', 'previous_year'),
-    totals: fc.boolean(),
-  })
-  .map((r): QueryRequest => {
-    const hourly = r.dimensions.includes('hour');
-    const period = hourly ? (r.period === 'yesterday' ? 'yesterday' : 'today') : r.period;
-    return {
-      metrics: r.metrics,
-      dimensions: r.dimensions,
-      period,
-      timezone: r.timezone,
-      ...(r.totals ? { include: ['totals'] } : {}),
-      ...(r.compare && period !== 'all_time' ? { compare: r.compare } : {}),
-    } as QueryRequest;
-  });
+const request = queryRequests({
+  metrics: METRIC_CHOICES,
+  dimensions: fc.oneof(
+    { weight: 6, arbitrary: fc.constantFrom(...DIMENSION_CHOICES) },
+    { weight: 1, arbitrary: fc.constant(['hour'] as DimensionName[]) },
+  ),
+  periods: PERIODS,
+  compares: [null, null, 'previous_period', 'previous_year'],
+});
 
 /**
  * One write between the readings: a task created (and maybe completed, maybe made to depend on

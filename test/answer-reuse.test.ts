@@ -18,7 +18,7 @@ import { type Engines, openEngines } from '../libs/storage/engines.ts';
 import { MemoryResultStore } from '../libs/storage/result-store.ts';
 import { projectAll } from './support/analytics.ts';
 import { simulate } from './support/analytics-model.ts';
-import { answered, clockedAnswers } from './support/clocked-answers.ts';
+import { answered, clockedAnswers, queryRequests } from './support/clocked-answers.ts';
 import { type TestConfig, testConfig } from './support/engines.ts';
 
 const START = Date.parse('2026-10-20T00:00:00Z');
@@ -42,35 +42,18 @@ const DIMENSION_CHOICES: DimensionName[][] = [
   ['status', 'day'],
 ];
 const PERIODS = ['today', 'yesterday', 'last_7_days', 'this_week', 'this_month', 'all_time'];
-const ZONES = ['UTC', 'Europe/Paris', 'America/New_York', 'Asia/Kolkata'];
 /** How far the second reading follows the first: a refresh, a minute, an hour, a day. */
 const STEPS = [1, 1_000, 5_000, 60_000, 900_000, 3_600_000, 86_400_000];
 
-const request = fc
-  .record({
-    metrics: fc.subarray(METRIC_CHOICES, { minLength: 1, maxLength: 3 }),
-    dimensions: fc.oneof(
-      fc.constantFrom(...DIMENSION_CHOICES),
-      // Hours over short periods only: a week of them is a long series.
-      fc.constant(['hour'] as DimensionName[]),
-    ),
-    period: fc.constantFrom(...PERIODS),
-    timezone: fc.constantFrom(...ZONES),
-    compare: fc.constantFrom(null, 'previous_period', 'previous_year'),
-    totals: fc.boolean(),
-  })
-  .map((r): QueryRequest => {
-    const hourly = r.dimensions.includes('hour');
-    const period = hourly ? (r.period === 'yesterday' ? 'yesterday' : 'today') : r.period;
-    return {
-      metrics: r.metrics,
-      dimensions: r.dimensions,
-      period,
-      timezone: r.timezone,
-      ...(r.totals ? { include: ['totals'] } : {}),
-      ...(r.compare && period !== 'all_time' ? { compare: r.compare } : {}),
-    } as QueryRequest;
-  });
+const request = queryRequests({
+  metrics: METRIC_CHOICES,
+  dimensions: fc.oneof(
+    fc.constantFrom(...DIMENSION_CHOICES),
+    fc.constant(['hour'] as DimensionName[]),
+  ),
+  periods: PERIODS,
+  compares: [null, 'previous_period', 'previous_year'],
+});
 
 const figures = (answer: Awaited<ReturnType<typeof runQuery>>) => ({
   data: answer.data,

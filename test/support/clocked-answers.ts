@@ -1,3 +1,5 @@
+import fc from 'fast-check';
+import type { DimensionName, MetricName } from '../../libs/analytics/catalog/catalog.ts';
 import { QueryExecutor } from '../../libs/analytics/execute/query-execution.ts';
 import {
   ResultCache,
@@ -63,4 +65,40 @@ export function answered(answer: Answer) {
   const { elapsed_ms, rows_read, bytes_read, cache, query_id, data_as_of, ...rest } =
     answer.metadata as Record<string, unknown>;
   return { data: answer.data, metadata: rest, warnings: answer.warnings };
+}
+
+/** Zones with and without daylight saving, and one a half hour off. */
+export const ZONES = ['UTC', 'Europe/Paris', 'America/New_York', 'Asia/Kolkata'];
+
+/**
+ * Random queries over the given choices: hourly ones over a day only (a week of hours is a
+ * long series), a comparison wherever the period has one before it.
+ */
+export function queryRequests(choices: {
+  metrics: MetricName[];
+  dimensions: fc.Arbitrary<DimensionName[]>;
+  periods: string[];
+  compares: Array<string | null>;
+}): fc.Arbitrary<QueryRequest> {
+  return fc
+    .record({
+      metrics: fc.subarray(choices.metrics, { minLength: 1, maxLength: 3 }),
+      dimensions: choices.dimensions,
+      period: fc.constantFrom(...choices.periods),
+      timezone: fc.constantFrom(...ZONES),
+      compare: fc.constantFrom(...choices.compares),
+      totals: fc.boolean(),
+    })
+    .map((r): QueryRequest => {
+      const hourly = r.dimensions.includes('hour');
+      const period = hourly ? (r.period === 'yesterday' ? 'yesterday' : 'today') : r.period;
+      return {
+        metrics: r.metrics,
+        dimensions: r.dimensions,
+        period,
+        timezone: r.timezone,
+        ...(r.totals ? { include: ['totals'] } : {}),
+        ...(r.compare && period !== 'all_time' ? { compare: r.compare } : {}),
+      } as QueryRequest;
+    });
 }
