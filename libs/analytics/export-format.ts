@@ -46,42 +46,6 @@ function csvField(value: unknown): string {
   return NEEDS_QUOTES.test(text) ? `"${text.replaceAll('"', '""')}"` : text;
 }
 
-/**
- * Encodes rows given as value arrays in the order of `names` (the engine's compact rows), the
- * same way `rowEncoder` encodes them as objects; `skip` names a column that is not exported.
- */
-export function valuesEncoder(
-  format: ExportFormat,
-  names: string[],
-  skip: string,
-): { header: string; row(values: unknown[]): string } {
-  const kept = names.flatMap((name, at) => (name === skip ? [] : [at]));
-  if (format === 'application/x-ndjson') {
-    // What JSON.stringify writes for the row as an object, without making the object.
-    const keys = kept.map((at, i) => `${i === 0 ? '{' : ','}${JSON.stringify(names[at])}:`);
-    return {
-      header: '',
-      row(values) {
-        let line = '';
-        for (let i = 0; i < kept.length; i++) {
-          line += keys[i] + (JSON.stringify(values[kept[i] as number]) ?? 'null');
-        }
-        return `${line}}\n`;
-      },
-    };
-  }
-  return {
-    header: `${kept.map((at) => csvField(names[at])).join(',')}\r\n`,
-    row(values) {
-      let line = '';
-      for (let i = 0; i < kept.length; i++) {
-        line += (i === 0 ? '' : ',') + csvField(values[kept[i] as number]);
-      }
-      return `${line}\r\n`;
-    },
-  };
-}
-
 /** Turns one line of the engine's answer into one exported line. */
 export interface LineEncoder {
   header: string;
@@ -92,22 +56,53 @@ export interface LineEncoder {
 export type NoneLabels = ReadonlyArray<readonly [number, string]>;
 
 /**
- * Lines of `JSONCompactEachRowWithNames` (value arrays in the order of `names`), in either
- * export format; `skip` names a column that is not exported.
+ * How an export reads the engine's rows straight from its output: the engine's format, the
+ * column names (its first line), the last field of a line (the row count the export adds), and
+ * the encoder of its lines; `skip` names that count's column, which is not exported.
  */
-export function compactLineEncoder(
-  format: ExportFormat,
-  names: string[],
-  skip: string,
-  none: NoneLabels,
-): LineEncoder {
-  const encoder = valuesEncoder(format, names, skip);
+interface EngineReading {
+  format: 'TabSeparatedWithNames' | 'JSONCompactEachRowWithNames';
+  names(text: string): string[];
+  last(text: string): string;
+  encoder(names: string[], skip: string, none: NoneLabels): LineEncoder;
+}
+
+/**
+ * CSV reads `TabSeparated`, whose lines mostly become CSV lines by swapping tabs for commas;
+ * NDJSON reads compact JSON arrays (half the bytes of objects, and no keys to parse per row).
+ */
+export const ENGINE_READINGS: Record<ExportFormat, EngineReading> = {
+  'text/csv': {
+    format: 'TabSeparatedWithNames',
+    names: (text) => text.split('\t').map((name) => tsvField(name) ?? ''),
+    last: (text) => text.slice(text.lastIndexOf('\t') + 1),
+    encoder: tsvCsvEncoder,
+  },
+  'application/x-ndjson': {
+    format: 'JSONCompactEachRowWithNames',
+    names: (text) => JSON.parse(text) as string[],
+    last: (text) => String((JSON.parse(text) as unknown[]).at(-1)),
+    encoder: ndjsonLineEncoder,
+  },
+};
+
+/**
+ * Lines of `JSONCompactEachRowWithNames` (value arrays in the order of `names`) as NDJSON: what
+ * JSON.stringify writes for the row as an object, without making the object.
+ */
+function ndjsonLineEncoder(names: string[], skip: string, none: NoneLabels): LineEncoder {
+  const kept = names.flatMap((name, at) => (name === skip ? [] : [at]));
+  const keys = kept.map((at, i) => `${i === 0 ? '{' : ','}${JSON.stringify(names[at])}:`);
   return {
-    header: encoder.header,
+    header: '',
     line(text) {
       const values = JSON.parse(text) as unknown[];
       for (const [at, stored] of none) if (values[at] === stored) values[at] = null;
-      return encoder.row(values);
+      let line = '';
+      for (let i = 0; i < kept.length; i++) {
+        line += keys[i] + (JSON.stringify(values[kept[i] as number]) ?? 'null');
+      }
+      return `${line}}\n`;
     },
   };
 }
@@ -129,11 +124,11 @@ export function tsvField(text: string): string | null {
 }
 
 /**
- * Lines of `TabSeparatedWithNames` as CSV. A line with nothing to quote or unescape (no quote,
- * comma or backslash) is the CSV line once its tabs are commas, which is most lines of a
- * breakdown and costs a fraction of parsing it; the rest go field by field. The engine prints
- * numbers in TabSeparated as in JSON, so both forms read alike. `skip`, when present, must be
- * the last column.
+ * Lines of `TabSeparatedWithNames` as CSV, field for field as `rowEncoder` writes a row. A line
+ * with nothing to quote or unescape (no quote, comma or backslash) is the CSV line once its tabs
+ * are commas, which is most lines of a breakdown and costs a fraction of parsing it; the rest go
+ * field by field. The engine prints numbers in TabSeparated as in JSON. `skip`, when present,
+ * must be the last column.
  */
 export function tsvCsvEncoder(names: string[], skip: string, none: NoneLabels): LineEncoder {
   const skips = names.at(-1) === skip;

@@ -5,14 +5,12 @@ import type { CompiledQuery } from './compile/query-compiler.ts';
 import type { QueryTicket } from './execute/admission.ts';
 import {
   CONTENT_TYPES,
-  compactLineEncoder,
+  ENGINE_READINGS,
   EXTENSIONS,
   type ExportFormat,
   type LineEncoder,
   type NoneLabels,
   rowEncoder,
-  tsvCsvEncoder,
-  tsvField,
 } from './export-format.ts';
 import type { QueryRequest } from './parse/query-parser.ts';
 import { type AnalyticsDeps, prepareQuery, type QueryContext, runQuery } from './query.service.ts';
@@ -54,7 +52,6 @@ export async function exportQuery(
     watermark: freshness.watermark,
   });
   const { query } = plan;
-  const encoder = rowEncoder(format, query);
   const headers = (warnings: QueryWarning[] = []) => ({
     'Content-Type': CONTENT_TYPES[format],
     'Content-Disposition': `attachment; filename="cairn-query-${now.toISOString().slice(0, 10)}.${EXTENSIONS[format]}"`,
@@ -66,11 +63,12 @@ export async function exportQuery(
   if (plan.series || plan.comparison) {
     const answer = await runQuery(deps, request, ctx);
     return {
-      stream: Readable.from(encodeRows(answer.data, encoder)),
+      stream: Readable.from(encodeRows(answer.data, rowEncoder(format, query))),
       headers: headers(answer.warnings),
     };
   }
 
+  const reading = ENGINE_READINGS[format];
   const run = admitted(deps, ctx);
   try {
     // A caller's own limit within the cap is a choice, not a truncation: nothing to count.
@@ -80,7 +78,7 @@ export async function exportQuery(
       deps.clickhouse.query({
         query: statement.sql,
         query_params: statement.params,
-        format: ENGINE_FORMATS[format],
+        format: reading.format,
         abort_signal: ctx.signal,
         clickhouse_settings: exportSettings(deps, budgetMs),
       }),
@@ -94,7 +92,7 @@ export async function exportQuery(
       if (next.done) break;
       let lines = next.value;
       if (names === undefined && lines.length > 0) {
-        names = columnNames(format, (lines[0] as Line).text);
+        names = reading.names((lines[0] as Line).text);
         lines = lines.slice(1);
       }
       pending = lines;
@@ -102,7 +100,7 @@ export async function exportQuery(
     if (names === undefined) throw new Error('the engine answered no column names');
     // The count is the last column (withTotal), read off the first row.
     const first = pending[0]?.text;
-    const total = counted ? Number(first === undefined ? 0 : lastField(format, first)) : null;
+    const total = counted ? Number(first === undefined ? 0 : reading.last(first)) : null;
     const warnings = queryWarnings({
       query,
       period: plan.period,
@@ -119,12 +117,13 @@ export async function exportQuery(
       const stored = noneLabel(name);
       return stored === undefined ? [] : [[(names as string[]).indexOf(name), stored] as const];
     });
-    const encoder =
-      format === 'text/csv'
-        ? tsvCsvEncoder(names, TOTAL, none)
-        : compactLineEncoder(format, names, TOTAL, none);
     const stream = Readable.from(
-      encodeStream(pending, batches, encoder, Math.min(query.limit ?? cap, cap)),
+      encodeStream(
+        pending,
+        batches,
+        reading.encoder(names, TOTAL, none),
+        Math.min(query.limit ?? cap, cap),
+      ),
     );
     stream.once('close', () => {
       result.close();
@@ -219,26 +218,4 @@ async function* encodeStream(
     const next = await rest.next();
     batch = next.done ? undefined : next.value;
   }
-}
-
-/**
- * What the engine writes for each export format. CSV reads `TabSeparated`, whose lines mostly
- * become CSV lines by swapping tabs for commas; NDJSON reads compact JSON arrays (half the
- * bytes of objects, and no keys to parse on every row).
- */
-const ENGINE_FORMATS = {
-  'text/csv': 'TabSeparatedWithNames',
-  'application/x-ndjson': 'JSONCompactEachRowWithNames',
-} as const;
-
-function columnNames(format: ExportFormat, text: string): string[] {
-  return format === 'text/csv'
-    ? text.split('\t').map((name) => tsvField(name) ?? '')
-    : (JSON.parse(text) as string[]);
-}
-
-function lastField(format: ExportFormat, text: string): unknown {
-  return format === 'text/csv'
-    ? text.slice(text.lastIndexOf('\t') + 1)
-    : (JSON.parse(text) as unknown[]).at(-1);
 }
