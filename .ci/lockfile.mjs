@@ -5,7 +5,9 @@
 // others: the lockfile then lacks @biomejs/cli-darwin-arm64 and its kin, and `npm ci` on any
 // machine refuses it ("Missing: … from lock file"). This script resolves the tree from scratch,
 // then adds every optional dependency still missing, with its version and the os/cpu/libc its
-// name states, so npm here skips it and npm elsewhere fetches it.
+// name states, so npm here skips it and npm elsewhere fetches it. Then npm reads the file once
+// more and writes it in its own form (entries in its order, members in its order): otherwise the
+// first `npm install` on a fresh clone rewrites those added entries and leaves a dirty tree.
 //
 //   npm run lockfile            resolve from scratch (newest versions package.json allows)
 //   npm run lockfile -- --keep  keep the resolved versions, only add what is missing
@@ -15,18 +17,24 @@ import fs from 'node:fs';
 const LOCKFILE = 'package-lock.json';
 const keep = process.argv.includes('--keep');
 
+const npmLockOnly = () =>
+  execFileSync(
+    'npm',
+    ['install', '--package-lock-only', '--ignore-scripts', '--no-audit', '--no-fund'],
+    { stdio: ['ignore', 'ignore', 'inherit'] },
+  );
+
 if (!keep) fs.rmSync(LOCKFILE, { force: true });
-execFileSync(
-  'npm',
-  ['install', '--package-lock-only', '--ignore-scripts', '--no-audit', '--no-fund'],
-  {
-    stdio: ['ignore', 'ignore', 'inherit'],
-  },
-);
+npmLockOnly();
 
 const lock = JSON.parse(fs.readFileSync(LOCKFILE, 'utf8'));
 const added = addMissingOptionals(lock.packages);
 fs.writeFileSync(LOCKFILE, `${JSON.stringify(lock, null, 2)}\n`);
+// npm keeps what it cannot fetch and only puts it where it would have written it.
+npmLockOnly();
+const written = JSON.parse(fs.readFileSync(LOCKFILE, 'utf8'));
+const dropped = added.filter((lockPath) => !written.packages[lockPath]);
+if (dropped.length) throw new Error(`npm dropped ${dropped.join(', ')} from ${LOCKFILE}`);
 console.log(
   `${LOCKFILE}: ${Object.keys(lock.packages).length - 1} packages, ${added.length} added for other platforms${added.length ? `:\n  ${added.join('\n  ')}` : ''}`,
 );

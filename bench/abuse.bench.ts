@@ -1,18 +1,23 @@
-// `npm run bench -- abuse [--seconds 10] [--clients 4] [--statement-timeout-ms 1000]`. Two
-// figures about hostile load, each beside its own baseline in the same run:
+// `npm run bench -- abuse [--seconds 10] [--clients 4] [--statement-timeout-ms 1000]
+// [--rounds 40] [--only health,postgres,refusals]`. Figures about hostile load, each beside its
+// own baseline in the same run:
 //  1. /healthz p99 while `--clients` clients send 1 MiB bodies of 100,000 invalid metrics to
 //     /api/v1/query back to back (each under its rate limit), against /healthz p99 with no load.
 //     The server runs in a child process on embedded engines, so load and service do not share
 //     an event loop; /healthz is probed one request at a time every 20 ms.
 //  2. A Postgres frozen with SIGSTOP under a running service: how long a task creation waits
 //     for its answer, against the configured statement timeout + 1 s.
+//  3. How long the 422 of a body of 100,000 invalid metrics takes against that of a body of
+//     the same size with one bad field, one request at a time: the first after start (the
+//     checking thread starts then) and `--rounds` more of each, in turns.
+import { randomBytes } from 'node:crypto';
 import { Worker } from 'node:worker_threads';
 import { privatePostgres } from '../dev-tools/private-servers.ts';
-import { numberOption } from './options.ts';
+import { numberOption, textOption } from './options.ts';
 import { percentile } from './percentile.ts';
 import { type Served, serveMain } from './serve-main.ts';
 
-const MASTER_KEY = 'abuse-bench-master-key-0123456789abcdef';
+const MASTER_KEY = randomBytes(32).toString('base64url');
 
 /** One client per token, each sending the body back to back until the time is up. */
 const LOAD_SCRIPT = `
@@ -153,10 +158,66 @@ async function frozenPostgres(statementTimeoutMs: number): Promise<void> {
   }
 }
 
+/** The two 1 MiB-ish bodies of part 3: as many bytes, one refused at every item, one at one field. */
+function refusedBodies(): Record<'bad metrics' | 'one bad field', string> {
+  const metrics = JSON.stringify({ metrics: Array.from({ length: 100_000 }, (_, i) => `m${i}`) });
+  const head = '{"metrics":["tasks_created"],"business":"';
+  const field = `${head}${'x'.repeat(metrics.length - head.length - 2)}"}`;
+  return { 'bad metrics': metrics, 'one bad field': field };
+}
+
+async function refusalTimes(rounds: number): Promise<void> {
+  const bodies = refusedBodies();
+  const kinds = Object.keys(bodies) as Array<keyof typeof bodies>;
+  const refuse = async (url: string, token: string, body: string) => {
+    const started = performance.now();
+    const res = await fetch(`${url}/api/v1/query`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+      body,
+    });
+    await res.arrayBuffer();
+    if (res.status !== 422) throw new Error(`expected a 422, got ${res.status}`);
+    return performance.now() - started;
+  };
+  const first: Partial<Record<keyof typeof bodies, number>> = {};
+  const times: Record<keyof typeof bodies, number[]> = { 'bad metrics': [], 'one bad field': [] };
+  // Each kind first on a server of its own: both pay the checking thread's start.
+  for (const [index, kind] of kinds.entries()) {
+    const server = await serve({});
+    try {
+      const token = await issueToken(server.url, 'service_account');
+      first[kind] = await refuse(server.url, token, bodies[kind]);
+      if (index < kinds.length - 1) continue;
+      for (let i = 0; i < 5; i++) for (const k of kinds) await refuse(server.url, token, bodies[k]);
+      for (let i = 0; i < rounds; i++) {
+        for (const k of kinds) times[k].push(await refuse(server.url, token, bodies[k]));
+      }
+    } finally {
+      await server.stop();
+    }
+  }
+  const line = (kind: keyof typeof bodies) =>
+    `${kind.padEnd(13)} ${(bodies[kind].length / 1_048_576).toFixed(2)} MiB: first ${first[kind]?.toFixed(0)} ms, then p50 ${percentile(times[kind], 0.5).toFixed(1)} ms, p99 ${percentile(times[kind], 0.99).toFixed(1)} ms (${times[kind].length})`;
+  const bound = (q: number) => 3 * percentile(times['one bad field'], q) + 50;
+  process.stdout.write(
+    [
+      '422 times, one request at a time:',
+      line('bad metrics'),
+      line('one bad field'),
+      `bad metrics within 3 × one bad field + 50 ms: p50 ${percentile(times['bad metrics'], 0.5).toFixed(1)} ≤ ${bound(0.5).toFixed(1)}, p99 ${percentile(times['bad metrics'], 0.99).toFixed(1)} ≤ ${bound(0.99).toFixed(1)}, first ${first['bad metrics']?.toFixed(0)} ≤ ${(3 * (first['one bad field'] ?? 0) + 50).toFixed(0)}`,
+      '',
+    ].join('\n'),
+  );
+}
+
 export async function run(args: string[]): Promise<void> {
   const seconds = numberOption(args, 'seconds', 10);
   const clients = numberOption(args, 'clients', 4);
   const statementTimeoutMs = numberOption(args, 'statement-timeout-ms', 1_000);
-  await healthUnderBadBodies(seconds, clients);
-  await frozenPostgres(statementTimeoutMs);
+  const rounds = numberOption(args, 'rounds', 40);
+  const only = textOption(args, 'only', 'health,postgres,refusals').split(',');
+  if (only.includes('health')) await healthUnderBadBodies(seconds, clients);
+  if (only.includes('postgres')) await frozenPostgres(statementTimeoutMs);
+  if (only.includes('refusals')) await refusalTimes(rounds);
 }

@@ -2,14 +2,21 @@ import http from 'node:http';
 import type { QueryRequest } from '../libs/analytics/parse/query-parser.ts';
 import { httpCall } from './http-call.ts';
 
+/** One screen: its own user's `analytics:read` token, and the queries its panels send. */
+export interface Dashboard {
+  token: string;
+  queries: QueryRequest[];
+}
+
 export interface DashboardOptions {
   url: string;
   /**
-   * One `analytics:read` token per dashboard, as each screen is its own user's: the service
-   * bounds queries running and queued per caller, and shares answers across callers.
+   * Each with its own token, as each screen is its own user's: the service bounds queries
+   * running and queued per caller, and shares answers across callers.
    */
-  tokens: string[];
-  queries: QueryRequest[];
+  dashboards: Dashboard[];
+  /** Called once every dashboard's first refresh is answered. */
+  afterFirstRefresh?: () => void;
   intervalMs: number;
   seconds: number;
   /** Same seed, same start offsets. */
@@ -58,7 +65,6 @@ export async function refreshDashboards(options: DashboardOptions): Promise<Dash
     later: { hit: 0, miss: 0, coalesced: 0 },
     failed: 0,
   };
-  const bodies = options.queries.map((query) => JSON.stringify(query));
   const url = `${options.url}/api/v1/query`;
   const endMs = options.seconds * 1000;
 
@@ -89,7 +95,9 @@ export async function refreshDashboards(options: DashboardOptions): Promise<Dash
     figures.later[cache]++;
   };
 
-  const dashboard = async (offsetMs: number, token: string, started: number) => {
+  let firstRefreshes = options.dashboards.length;
+  const dashboard = async (offsetMs: number, { token, queries }: Dashboard, started: number) => {
+    const bodies = queries.map((query) => JSON.stringify(query));
     const headers = { authorization: `Bearer ${token}`, 'content-type': 'application/json' };
     const agent = new http.Agent({ keepAlive: true, maxSockets: bodies.length });
     const refreshes: Array<Promise<void>> = [];
@@ -101,6 +109,7 @@ export async function refreshDashboards(options: DashboardOptions): Promise<Dash
       refreshes.push(
         Promise.all(bodies.map((body) => ask(agent, headers, body, cycle))).then(() => {
           if (cycle > 0) figures.refreshMs.push(performance.now() - sent);
+          else if (--firstRefreshes === 0) options.afterFirstRefresh?.();
         }),
       );
     }
@@ -108,10 +117,10 @@ export async function refreshDashboards(options: DashboardOptions): Promise<Dash
     agent.destroy();
   };
 
-  const offsets = options.tokens.map(() => Math.floor(random() * options.intervalMs));
+  const offsets = options.dashboards.map(() => Math.floor(random() * options.intervalMs));
   const started = performance.now();
   await Promise.all(
-    offsets.map((offset, i) => dashboard(offset, options.tokens[i] as string, started)),
+    offsets.map((offset, i) => dashboard(offset, options.dashboards[i] as Dashboard, started)),
   );
   return figures;
 }

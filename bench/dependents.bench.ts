@@ -9,7 +9,9 @@
 // and service do not share an event loop; `--cpu-profile` writes its V8 profile to DIR. Each
 // figure also prints where the CPU went (service, load generator, Postgres): on a small box
 // they share the cores.
+
 import type { ChildProcess } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
 import fs from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
@@ -38,7 +40,7 @@ import { serveChild } from './serve-child.ts';
 import { sideBySide } from './side-by-side.ts';
 
 const POSTGRES = process.env.TEST_POSTGRES_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
-const CURSOR_SECRET = 'bench-cursor-secret-bench-cursor-secret';
+const CURSOR_SECRET = randomBytes(32).toString('base64url');
 
 /** The bench token's businesses, as the service binds them for every page. */
 const TOKEN_BUSINESSES = ['bench', 'search'];

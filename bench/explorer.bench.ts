@@ -104,7 +104,8 @@ export async function run(args: string[]): Promise<void> {
         Object.keys(body).length > 0 ? `?q=${encodeURIComponent(JSON.stringify(body))}` : '';
       await page.goto(`${cairn.url}/explore${search}`);
       await page.locator('#whoami', { hasText: 'Using' }).waitFor();
-      if (search) await page.locator('#results[data-state="done"]').waitFor();
+      // The link's query, or the ticked defaults, run once the token is known.
+      await page.locator('#results[data-state="done"]').waitFor();
       const sent: Record<string, unknown> = await page.evaluate(
         "JSON.parse(new URLSearchParams(location.search).get('q') ?? 'null')",
       );

@@ -85,7 +85,7 @@ export async function run(args: string[]): Promise<void> {
         return { bytes };
       });
     const agent = new http.Agent({ keepAlive: true, maxSockets: 1 });
-    const exported = () => sampled(() => postCsv(agent, `${cairn.url}/api/v1/query`, token));
+    const exported = () => sampled(() => postCsv(agent, `${cairn.url}/api/v1/query/export`, token));
     await engineCsv(); // warm the engine's caches for both
     process.stdout.write(
       '\n| run | rows | engine CSV ms | export ms | export ÷ engine | engine CSV RSS growth MiB | export RSS growth MiB | ≤ 1.5× | ≤ 64 MiB | Cairn-Warnings |\n|---|---|---|---|---|---|---|---|---|---|\n',

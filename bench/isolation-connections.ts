@@ -5,8 +5,9 @@
 // time, each on a new connection. On Linux the whole of 127.0.0.0/8 is loopback, so both are
 // client addresses of their own on one machine. 1,100 sockets need as many file descriptors
 // in this process (`ulimit -n`), and the server's side needs up to its connection cap.
+import { randomBytes } from 'node:crypto';
 import { get } from 'node:http';
-import { Worker } from 'node:worker_threads';
+import { holdSlowSockets } from '../dev-tools/slow-sockets.ts';
 import { type Served, serveMain } from './serve-main.ts';
 
 export interface ConnectionIsolationOptions {
@@ -38,31 +39,6 @@ export const SLOW_ADDRESS = '127.0.0.2';
 export const PROBE_ADDRESS = '127.0.0.1';
 const PROBE_EVERY_MS = 50;
 
-/** Keeps `sockets` partial-header connections open from one address until told to stop. */
-const SLOW_SCRIPT = `
-const net = require('node:net');
-const { parentPort, workerData } = require('node:worker_threads');
-const { host, port, localAddress, sockets } = workerData;
-// An attacker is another machine in life: here it shares the cores with the server, so it runs
-// below its priority and the probe measures the server rather than the load generator.
-try { require('node:os').setPriority(10); } catch {}
-let stopped = false;
-let connects = 0;
-function slow() {
-  if (stopped) return;
-  connects += 1;
-  const socket = net.connect({ host, port, localAddress });
-  socket.on('connect', () => socket.write('GET /healthz HTTP/1.1\\r\\nHost: x\\r\\n'));
-  socket.on('error', () => {});
-  socket.on('close', () => setImmediate(slow));
-}
-for (let i = 0; i < sockets; i += 1) slow();
-parentPort.on('message', (message) => {
-  if (message === 'stop') stopped = true;
-  parentPort.postMessage({ connects });
-});
-`;
-
 /**
  * Opens the slow sockets, probes for `seconds`, and answers how many probes were served.
  * Meant for `npm run bench -- isolation`; the target is ≥ 99 % served.
@@ -73,20 +49,11 @@ export async function measureConnectionIsolation(
   const { seconds = 20, sockets = 1_100, probeTimeoutMs = 5_000 } = options;
   const server = options.url ? undefined : await startServer(options.env ?? {});
   const url = options.url ?? (server?.url as string);
-  const { hostname, port } = new URL(url);
-  const slow = new Worker(SLOW_SCRIPT, {
-    eval: true,
-    workerData: { host: hostname, port: Number(port), localAddress: SLOW_ADDRESS, sockets },
-  });
-  const ask = (message: string) =>
-    new Promise<{ connects: number }>((resolve) => {
-      slow.once('message', resolve);
-      slow.postMessage(message);
-    });
+  const slow = holdSlowSockets({ url, sockets, addresses: [SLOW_ADDRESS] });
   try {
     // The slow address first gets its sockets in (or refused), as an attack already under way.
     const settle = Date.now() + 10_000;
-    while ((await ask('count')).connects < sockets && Date.now() < settle) await pause(100);
+    while ((await slow.connects()) < sockets && Date.now() < settle) await pause(100);
     await pause(1_000);
     const failures: Record<string, number> = {};
     let probes = 0;
@@ -99,7 +66,7 @@ export async function measureConnectionIsolation(
       else failures[String(answer)] = (failures[String(answer)] ?? 0) + 1;
       await pause(PROBE_EVERY_MS);
     }
-    const { connects } = await ask('stop');
+    const connects = await slow.stop();
     return {
       probes,
       served,
@@ -108,7 +75,7 @@ export async function measureConnectionIsolation(
       slowConnects: connects,
     };
   } finally {
-    await slow.terminate();
+    await slow.stop();
     await server?.stop();
   }
 }
@@ -133,7 +100,7 @@ function pause(ms: number): Promise<void> {
 /** The service on embedded engines in a child process, so probe and server share no loop. */
 async function startServer(env: Record<string, string>): Promise<Served> {
   const server = await serveMain(env, {
-    masterKey: 'isolation-connections-bench-master-key-0123456789',
+    masterKey: randomBytes(32).toString('base64url'),
     dataDirPrefix: 'cairn-connections-',
     startTimeoutMs: 300_000,
   });

@@ -1,5 +1,5 @@
 // `npm run bench -- isolation [--sizes 1000,10000,100000] [--probes 20] [--servers]
-//   [--connection-seconds 20]`
+//   [--export-facts 2000000] [--connection-seconds 20]`
 // One tenant's hub task against another tenant. For each hub size: dependents and edges are
 // arranged by SQL (spread over 91 label sets: 7 projects x 13 assignees),
 // their blocked state recorded and projected; then the hub is completed over HTTP and the run
@@ -7,7 +7,8 @@
 // (embedded: the projector runs here), and, for another business during that catch-up, how
 // long its new task takes to show in /query and its cheap query's p99 against idle.
 // Embedded engines by default; `--servers` uses the machine's Postgres and Redis. Then one
-// address holds 1,100 slow connections while another probes /healthz (isolation-connections.ts).
+// address holds 1,100 slow connections while another probes /healthz (isolation-connections.ts),
+// and 8 unread exports from 4 tokens sit beside another tenant's queries (isolation-exports.ts).
 import { randomBytes } from 'node:crypto';
 import fs from 'node:fs/promises';
 import os from 'node:os';
@@ -28,6 +29,7 @@ import {
   PROBE_ADDRESS,
   SLOW_ADDRESS,
 } from './isolation-connections.ts';
+import { measureStalledExports } from './isolation-exports.ts';
 import { numberOption, textOption } from './options.ts';
 import { percentile } from './percentile.ts';
 
@@ -219,6 +221,13 @@ export async function run(args: string[]): Promise<void> {
     await database?.drop();
     await fs.rm(dataDir, { recursive: true, force: true });
   }
+  const exports = await measureStalledExports({
+    facts: numberOption(args, 'export-facts', 2_000_000),
+    probes,
+  });
+  process.stdout.write(
+    `stalled exports: 8 downloads from 4 tokens left unread (${exports.bodyBytes.map((bytes) => `${(bytes / 1024).toFixed(0)} KiB`).join(', ')} reached their readers), ${exports.admittedWhileStalled} queries admitted meanwhile; another tenant's cheap query p99 ${exports.stalledP99.toFixed(1)} ms vs ${exports.idleP99.toFixed(1)} ms idle (${(exports.stalledP99 / exports.idleP99).toFixed(2)}x)${Object.keys(exports.refused).length ? `, refused ${JSON.stringify(exports.refused)}` : ', none refused'} (target <= 2x idle, no 503)\n`,
+  );
   // After the hubs, on a server of its own in a child process (default connection limits), so
   // the slow sockets and the probes do not share the server's event loop.
   const seconds = numberOption(args, 'connection-seconds', 20);

@@ -59,6 +59,32 @@ export const QUERIES: Array<[string, QueryRequest]> = [
     },
   ],
   [
+    'blocked + open + completion by week, 90 d, Asia/Tokyo',
+    {
+      metrics: ['blocked_tasks', 'open_tasks', 'completion_rate'],
+      dimensions: ['week'],
+      period: 'last_90_days',
+      timezone: 'Asia/Tokyo',
+    },
+  ],
+  [
+    'p85 work time, blocked hours, flow efficiency by week, 90 d',
+    {
+      metrics: ['p85_work_time_hours', 'avg_blocked_hours', 'flow_efficiency'],
+      dimensions: ['week'],
+      period: 'last_90_days',
+    },
+  ],
+  [
+    'age of open work by week, 90 d, 1 biz',
+    {
+      metrics: ['avg_age_hours', 'p85_age_hours'],
+      dimensions: ['week'],
+      period: 'last_90_days',
+      business: 'biz-3',
+    },
+  ],
+  [
     `created by ${HOURLY}, today, Asia/Kolkata`,
     {
       metrics: ['tasks_created'],
@@ -97,8 +123,11 @@ export async function run(args: string[]): Promise<void> {
       for (const [name, request] of QUERIES) {
         const t = await timeAll(deps, cairn.url, token, request, requests, factsRequests);
         const target = 1.15 * t.engine.p50 + 3;
+        const onFacts = t.factsRefused
+          ? `refused (${t.factsRefused}) | —`
+          : `${t.onFacts.p50.toFixed(1)} | ${(t.onFacts.p50 / t.service.p50).toFixed(1)}×`;
         rows.push(
-          `| ${facts.toLocaleString('en-US')} | ${name} | ${t.source} | ${t.service.p50.toFixed(1)} | ${t.service.p99.toFixed(1)} | ${t.engine.p50.toFixed(1)} | ${t.onFacts.p50.toFixed(1)} | ${(t.onFacts.p50 / t.service.p50).toFixed(1)}× | ${t.rowsRead.toLocaleString('en-US')} | ${t.service.p50 <= target ? 'yes' : 'no'} |`,
+          `| ${facts.toLocaleString('en-US')} | ${name} | ${t.source} | ${t.service.p50.toFixed(1)} | ${t.service.p99.toFixed(1)} | ${t.engine.p50.toFixed(1)} | ${onFacts} | ${t.rowsRead.toLocaleString('en-US')} | ${t.service.p50 <= target ? 'yes' : 'no'} |`,
         );
         process.stdout.write(`${rows.at(-1)}\n`);
       }
@@ -209,6 +238,7 @@ async function timeAll(
     return performance.now() - started;
   };
   let answer: { metadata?: { source?: SourceName; rows_read?: number } } = {};
+  let factsRefused: string | null = null;
   for (let round = 0; round < times + 2; round++) {
     const engineMs = await engineRun(planned.compiled);
     const started = performance.now();
@@ -220,7 +250,15 @@ async function timeAll(
     if (round < 2) continue;
     samples.engine.push(engineMs);
     samples.service.push(serviceMs);
-    if (round - 2 < factsTimes) samples.onFacts.push(await engineRun(onFacts.compiled));
+    if (round - 2 < factsTimes && !factsRefused) {
+      // On facts, state in a zone off UTC replays every task's history: at 10M facts it can
+      // outgrow the query memory cap, which is what the rollup is for. Said, not timed.
+      try {
+        samples.onFacts.push(await engineRun(onFacts.compiled));
+      } catch (error) {
+        factsRefused = (error as { code?: string }).code ?? String(error);
+      }
+    }
   }
   agent.destroy();
   const summary = (values: number[]) => ({
@@ -233,6 +271,7 @@ async function timeAll(
     engine: summary(samples.engine),
     service: summary(samples.service),
     onFacts: summary(samples.onFacts),
+    factsRefused,
   };
 }
 

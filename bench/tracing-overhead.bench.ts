@@ -9,7 +9,9 @@
 // other work blurs less than req/s. `--cpu-profile DIR` keeps each server's V8 profile there and
 // prints, per measurement, the share of the service's busy time spent in async hooks, tracing
 // code and GC: shares of its own samples, the least blurred figure of all on a busy machine.
+
 import type { ChildProcess } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
 import fsSync from 'node:fs';
 import fs from 'node:fs/promises';
 import http from 'node:http';
@@ -33,7 +35,7 @@ import { monotonicMicros, profileShares } from './profile-share.ts';
 import { serveChild } from './serve-child.ts';
 
 const POSTGRES = process.env.TEST_POSTGRES_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
-const CURSOR_SECRET = 'bench-cursor-secret-bench-cursor-secret';
+const CURSOR_SECRET = randomBytes(32).toString('base64url');
 
 type Mode = 'off' | '1%' | '100%';
 const MODES: Mode[] = ['off', '1%', '100%'];

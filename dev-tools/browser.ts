@@ -29,7 +29,13 @@ export interface Browser {
  * (never skip) and say how to get one.
  */
 export async function launchBrowser(
-  options: { colorScheme?: 'light' | 'dark'; viewport?: { width: number; height: number } } = {},
+  options: {
+    colorScheme?: 'light' | 'dark';
+    viewport?: { width: number; height: number };
+    /** The zone and language the page's own clock and formats use. */
+    timezoneId?: string;
+    locale?: string;
+  } = {},
 ): Promise<Browser> {
   if (!fs.existsSync(CHROMIUM_PATH)) {
     throw new Error(
@@ -46,6 +52,8 @@ export async function launchBrowser(
     args: CHROMIUM_FLAGS,
     viewport: options.viewport ?? { width: 1280, height: 900 },
     colorScheme: options.colorScheme ?? 'light',
+    ...(options.timezoneId ? { timezoneId: options.timezoneId } : {}),
+    ...(options.locale ? { locale: options.locale } : {}),
     timeout: 120_000,
   });
   return {

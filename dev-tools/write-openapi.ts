@@ -7,12 +7,16 @@
  *   npx tsx dev-tools/write-openapi.ts [out.json]
  */
 import fs from 'node:fs';
+import { queryBodySchema } from '../libs/analytics/parse/query.schemas.ts';
 import { queryRoutes } from '../libs/analytics/query.routes.ts';
 import { tokenRoutes } from '../libs/auth/token.routes.ts';
 import { loadConfig } from '../libs/config/config.ts';
 import { buildOpenApi } from '../libs/http/openapi.ts';
 import { dependencyRoutes } from '../libs/tasks/dependency.routes.ts';
 import { taskRoutes } from '../libs/tasks/task.routes.ts';
+import { embedRoutes } from '../libs/views/embed.routes.ts';
+import { viewRoutes } from '../libs/views/view.routes.ts';
+import { viewGaugeRoutes } from '../libs/views/view-gauges.routes.ts';
 
 // The same factories, in the same order, as apps/server/cairn.ts; never called, so never needed.
 const unused = {} as never;
@@ -22,6 +26,9 @@ const routes = [
   ...taskRoutes(unused, { maxListDepth: defaults.taskListMaxDepth }),
   ...dependencyRoutes(unused),
   ...queryRoutes({ maxRows: defaults.queryMaxRows } as never),
+  ...viewRoutes({ querySchema: queryBodySchema(defaults.queryMaxRows) } as never),
+  ...embedRoutes({ querySchema: queryBodySchema(defaults.queryMaxRows) } as never),
+  ...viewGaugeRoutes(unused),
 ];
 const text = `${JSON.stringify(buildOpenApi(routes), null, 2)}\n`;
 const out = process.argv[2];

@@ -14,8 +14,7 @@ const token = process.env.CAIRN_TOKEN;
 const business = process.env.CAIRN_BUSINESS ?? 'acme';
 if (!token) throw new Error('set CAIRN_TOKEN to a token with workflows and analytics scopes');
 
-// JSON answers only: the query operations also answer CSV and NDJSON (as text) when asked.
-const cairn = createClient<paths, 'application/json' | 'application/problem+json'>({
+const cairn = createClient<paths>({
   baseUrl,
   headers: { Authorization: `Bearer ${token}` },
 });

@@ -60,6 +60,8 @@ describe('query compiler', () => {
       offset: 0,
       compare: null,
       totals: false,
+      weekStart: 'monday',
+      fill: null,
     });
   });
 });
@@ -83,7 +85,19 @@ describe('periods', () => {
     expect(iso('last_month')).toEqual(['2026-10-01T00:00:00.000Z', '2026-11-01T00:00:00.000Z']);
     expect(iso('this_quarter')).toEqual(['2026-10-01T00:00:00.000Z', '2027-01-01T00:00:00.000Z']);
     expect(iso('this_year')).toEqual(['2026-01-01T00:00:00.000Z', '2027-01-01T00:00:00.000Z']);
+    expect(iso('last_quarter')).toEqual(['2026-07-01T00:00:00.000Z', '2026-10-01T00:00:00.000Z']);
+    expect(iso('last_year')).toEqual(['2025-01-01T00:00:00.000Z', '2026-01-01T00:00:00.000Z']);
+    expect(iso('last_12_months')).toEqual(['2025-11-01T00:00:00.000Z', '2026-11-01T00:00:00.000Z']);
     expect(iso('all_time')).toEqual(['1970-01-01T00:00:00.000Z', '2026-11-23T00:00:00.000Z']);
+  });
+
+  it('starts weeks on Sunday when asked: today, a Sunday, is the first day of this week', () => {
+    const sunday = (name: 'this_week' | 'last_week') => {
+      const period = resolvePeriod(name, NOW, 'UTC', 'sunday');
+      return [period.from.toISOString(), period.to.toISOString()];
+    };
+    expect(sunday('this_week')).toEqual(['2026-11-22T00:00:00.000Z', '2026-11-29T00:00:00.000Z']);
+    expect(sunday('last_week')).toEqual(['2026-11-15T00:00:00.000Z', '2026-11-22T00:00:00.000Z']);
   });
 
   it('follows local midnight in the request time zone', () => {

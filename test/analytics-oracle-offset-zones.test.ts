@@ -8,5 +8,5 @@ describeAnalyticsOracle(
     { seed: 5, tz: 'Asia/Kathmandu' },
   ],
   // Quarter-hour local midnights: the 15-minute rollup and the label rollups answer here.
-  ['rollup_business_15m', 'rollup_labels_all', 'rollup_labels_month'],
+  ['rollup_business_blocked_15m', 'rollup_labels_all', 'rollup_labels_month'],
 );

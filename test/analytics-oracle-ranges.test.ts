@@ -41,7 +41,13 @@ const FLOWS: MetricName[] = [
   'tasks_created',
   'tasks_completed',
   'completion_rate',
+  'p85_cycle_time_hours',
   'p90_cycle_time_hours',
+  'p95_cycle_time_hours',
+  'avg_work_time_hours',
+  'p85_work_time_hours',
+  'avg_blocked_hours',
+  'flow_efficiency',
 ];
 
 /** Dense writes over New York's night of the clock change, and writes on the exact edges. */

@@ -1,21 +1,13 @@
 // Oracle: an answer without dimensions is one row, so `total_rows` is 1 on every source the
 // planner answers from, whatever the statement does inside (blocked tasks join spans and edges),
 // and the figures in that row equal the independent computation.
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { METRIC_NAMES, METRICS, type MetricName } from '../libs/analytics/catalog/catalog.ts';
 import { type PeriodName, resolvePeriod } from '../libs/analytics/period/period.ts';
-import { type AnalyticsDeps, prepareQuery, runQuery } from '../libs/analytics/query.service.ts';
+import { prepareQuery, runQuery } from '../libs/analytics/query.service.ts';
 import { ROLLUP_NAMES } from '../libs/analytics/sources/rollups.ts';
-import { type Engines, openEngines } from '../libs/storage/engines.ts';
-import { analyticsDeps, projectAll } from './support/analytics.ts';
-import {
-  expected,
-  expectRows,
-  type ModelFact,
-  type Row,
-  simulate,
-} from './support/analytics-model.ts';
-import { type TestConfig, testConfig } from './support/engines.ts';
+import { expected, expectRows, type Row } from './support/analytics-model.ts';
+import { useSimulatedHistory } from './support/simulated-history.ts';
 
 const NOW = new Date('2026-11-02T12:00:00Z');
 const START = Date.parse('2026-08-01T00:00:00Z');
@@ -37,29 +29,16 @@ const PERIOD_NAMES: PeriodName[] = [
   'this_month',
   'last_90_days',
   'this_year',
+  'last_quarter',
   'all_time',
 ];
 
 describe('analytics oracle: total_rows of every answer without dimensions, on every source', () => {
-  let setup: TestConfig;
-  let engines: Engines;
-  let deps: AnalyticsDeps;
-  let facts: ModelFact[];
-  let businesses: string[];
+  const history = useSimulatedHistory(11, { start: START, now: NOW });
   const answered = new Set<string>();
 
-  beforeAll(async () => {
-    setup = await testConfig();
-    engines = await openEngines(setup.config);
-    deps = analyticsDeps(engines, { now: () => NOW });
-    ({ facts, businesses } = await simulate(engines, 11, { start: START, now: NOW.getTime() }));
-    // The history must block tasks, or a blocked count of 0 would prove little.
-    expect(facts.some((f) => f.kind === 'dependency_added')).toBe(true);
-    await projectAll(engines, 500);
-  }, 300_000);
-  afterAll(async () => {
-    await engines?.close();
-    await setup?.cleanup();
+  it('blocks tasks in its history, or a blocked count of 0 would prove little', () => {
+    expect(history.facts.some((f) => f.kind === 'dependency_added')).toBe(true);
   });
 
   for (const period of PERIOD_NAMES) {
@@ -78,6 +57,7 @@ describe('analytics oracle: total_rows of every answer without dimensions, on ev
       tz,
       allTime: period === 'all_time',
     };
+    const { deps, facts, businesses } = history;
     for (const metrics of METRIC_SETS) {
       const request = { metrics, period, timezone: tz };
       const { sources } = await prepareQuery(deps, request, businesses, NOW);

@@ -61,6 +61,7 @@ const context = (over: Partial<SourceContext>): SourceContext => ({
   union: false,
   source: 'facts',
   instants: 1,
+  weekStart: 'monday',
   ...over,
 });
 

@@ -105,6 +105,7 @@ describe('typed SQL values', () => {
       union: true,
       source: 'facts',
       instants: 3,
+      weekStart: 'monday',
     };
     expect(render(selectLines(flowSource(ctx))).parameters).toEqual({
       from: T,

@@ -36,7 +36,9 @@ const METRIC_CHOICES: MetricName[] = [
   'overdue_tasks',
   'blocked_tasks',
   'completion_rate',
+  'p85_cycle_time_hours',
   'p90_cycle_time_hours',
+  'p95_cycle_time_hours',
 ];
 /** Mostly series, which reuse bucket by bucket; the others reuse only settled parts. */
 const DIMENSION_CHOICES: DimensionName[][] = [

@@ -224,6 +224,15 @@ describe('answer reuse: hits equal the answer computed afresh; identical queries
   });
 });
 
+/** A promise held until `finish` is called: a computation kept running while callers arrive. */
+function gate(): { held: Promise<void>; finish: () => void } {
+  let finish!: () => void;
+  const held = new Promise<void>((resolve) => {
+    finish = resolve;
+  });
+  return { held, finish };
+}
+
 describe('answer sharing between callers', () => {
   const READING = { watermark: 'w', changes: null };
   const lasting = (parts: unknown, validUntil = 2_000) => ({
@@ -237,10 +246,7 @@ describe('answer sharing between callers', () => {
   it('runs one computation for callers arriving while it runs; each gets its answer', async () => {
     const reuse = new AnswerReuse(new ResultCache(new MemoryResultStore(1 << 20)));
     let runs = 0;
-    let finish!: () => void;
-    const held = new Promise<void>((resolve) => {
-      finish = resolve;
-    });
+    const { held, finish } = gate();
     const compute = async () => {
       runs += 1;
       await held;
@@ -258,6 +264,43 @@ describe('answer sharing between callers', () => {
     expect((await reuse.answer('k', READING, 1_500, compute)).reuse).toBe('hit');
     expect((await reuse.answer('k', READING, 2_000, compute)).reuse).toBe('miss');
     expect(runs).toBe(2);
+  });
+
+  it('keeps a value while the caller says it holds, computed once for callers arriving meanwhile', async () => {
+    const store = new MemoryResultStore(1 << 20);
+    const reuse = new AnswerReuse(new ResultCache(store));
+    let runs = 0;
+    const { held, finish } = gate();
+    const compute = async () => {
+      runs += 1;
+      await held;
+      return { run: runs, keepable: runs !== 2 };
+    };
+    let holding = true;
+    const options = {
+      holds: () => holding,
+      keep: (value: { keepable: boolean }) => value.keepable,
+      fresh: false,
+      tags: ['acme'],
+    };
+    const callers = Array.from({ length: 5 }, () => reuse.keptWhile('v', compute, options));
+    finish();
+    const answers = await Promise.all(callers);
+    expect(runs).toBe(1);
+    expect(answers.map((a) => a.kept)).toEqual([false, true, true, true, true]);
+    expect(answers.every((a) => a.value.run === 1)).toBe(true);
+    expect(await reuse.keptWhile('v', compute, options)).toEqual({
+      value: { run: 1, keepable: true },
+      kept: true,
+    });
+    // Fresh: computed again; not kept when `keep` refuses it, so the kept one stays.
+    expect((await reuse.keptWhile('v', compute, { ...options, fresh: true })).value.run).toBe(2);
+    expect((await reuse.keptWhile('v', compute, options)).value.run).toBe(1);
+    // No longer holding: computed again, and filed under its business.
+    holding = false;
+    expect(await reuse.keptWhile('v', compute, options)).toMatchObject({ kept: false });
+    expect(runs).toBe(3);
+    expect(await store.forget('acme')).toBe(1);
   });
 
   it('does not hand a waiting caller an answer that no longer holds at its reading', async () => {
@@ -295,10 +338,7 @@ describe('answer sharing between callers', () => {
 
   it('ends a waiting caller’s wait when its own client leaves; the first caller goes on', async () => {
     const reuse = new AnswerReuse(null);
-    let finish!: () => void;
-    const held = new Promise<void>((resolve) => {
-      finish = resolve;
-    });
+    const { held, finish } = gate();
     const compute = async () => {
       await held;
       return lasting({ ok: true });

@@ -6,6 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { describeRefusal } from '../apps/cli/server-answer.ts';
 import { authenticate } from '../libs/auth/token.service.ts';
 import { openPostgres } from '../libs/storage/postgres.ts';
+import { randomSecret } from './support/auth.ts';
 import { useCairn } from './support/cairn.ts';
 import { migratedPglite, tempDir, useMigratedPostgres } from './support/engines.ts';
 import { http } from './support/http.ts';
@@ -130,6 +131,9 @@ describe('tokens CLI on a Postgres server (DATABASE_URL)', () => {
         created_assignee: null,
         created_status: 'open',
         first_completed_at: null,
+        started_at: null,
+        blocked_ms: 0,
+        blocked_since: null,
       })
       .execute();
     try {
@@ -261,5 +265,60 @@ describe('tokens CLI while the embedded server runs on the same DATA_DIR', () =>
     expect(describeRefusal(refused.status, refused.body)).toBe(
       "invalid request (422):\n  path.id: String should match pattern '^tok_[0-9a-f]{16}$'",
     );
+  }, 180_000);
+});
+
+describe('CLI beside an embedded server given CAIRN_MASTER_KEY (no key file)', () => {
+  const masterKey = randomSecret();
+  const cairn = useCairn({
+    env: { DATABASE_URL: '', REDIS_URL: '', CAIRN_MASTER_KEY: masterKey },
+    issueToken: false,
+  });
+  const cli = (key: string, ...args: string[]) =>
+    run(TSX, ['apps/cli/main.ts', ...args], {
+      env: {
+        ...process.env,
+        DATA_DIR: cairn.config.dataDir,
+        DATABASE_URL: '',
+        CAIRN_MASTER_KEY: key,
+        LOG_LEVEL: 'silent',
+      },
+    });
+  const create = [
+    'tokens',
+    'create',
+    '--name',
+    'k',
+    '--scopes',
+    'analytics:read',
+    '--business',
+    'a',
+  ];
+
+  it('uses CAIRN_MASTER_KEY, and without it names what is missing instead of ENOENT', async () => {
+    await expect(fs.stat(path.join(cairn.config.dataDir, 'master.key'))).rejects.toMatchObject({
+      code: 'ENOENT',
+    });
+    const created = await cli(masterKey, ...create);
+    expect(created.stdout).toMatch(/^Created tok_[0-9a-f]{16} /);
+
+    const failure = await failureOf(cli('', ...create));
+    expect(failure).toMatchObject({ code: 1 });
+    expect(failure!.stderr).toContain('CAIRN_MASTER_KEY is unset');
+    expect(failure!.stderr).toContain(path.join(cairn.config.dataDir, 'master.key'));
+    expect(failure!.stderr).not.toMatch(/ENOENT|no such file/);
+
+    // Erasing a business goes through the server the same way, and says the same.
+    const erase = (key: string) => cli(key, 'businesses', 'erase', 'a');
+    const refused = await failureOf(erase(''));
+    expect(refused).toMatchObject({ code: 1 });
+    expect(refused!.stderr).toContain('erasing a business through it needs its master key');
+    expect(refused!.stderr).not.toMatch(/ENOENT|no such file/);
+    // With the key, the erasure runs through the server to its end.
+    await erase(masterKey);
+    const erasure = await http(cairn.url, 'GET', '/api/v1/businesses/a/erasure', {
+      headers: cairn.master,
+    });
+    expect(erasure.body.data.status).toBe('done');
   }, 180_000);
 });

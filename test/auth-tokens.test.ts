@@ -1,12 +1,13 @@
 import fs from 'node:fs/promises';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { randomSecret } from './support/auth.ts';
 import { startTestCairn, useCairn } from './support/cairn.ts';
 import { testConfig } from './support/engines.ts';
 import { http } from './support/http.ts';
 
 describe('tokens and authorisation', () => {
-  const cairn = useCairn({ env: { CAIRN_MASTER_KEY: 'test-master-key-0123456789abcdef' } });
+  const cairn = useCairn({ env: { CAIRN_MASTER_KEY: randomSecret() } });
 
   const createToken = (body: unknown, headers = cairn.master) =>
     http(cairn.url, 'POST', '/api/v1/tokens', { body, headers });

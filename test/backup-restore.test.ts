@@ -1,33 +1,19 @@
-import { execFile } from 'node:child_process';
 import fs from 'node:fs/promises';
 import path from 'node:path';
-import { promisify } from 'node:util';
 import { sql } from 'kysely';
 import { afterAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../libs/config/config.ts';
 import { type BackupManifest, MANIFEST_FILE } from '../libs/lifecycle/backup-manifest.ts';
 import { startTestCairn, type TestCairn, unlimited } from './support/cairn.ts';
+import { runCli } from './support/cli-process.ts';
 import { tempDir, waitFor } from './support/engines.ts';
 import { http } from './support/http.ts';
 import { expectRollupsMatchFacts, projectionTotals } from './support/projection-invariants.ts';
 
-const run = promisify(execFile);
-const TSX = path.resolve('node_modules/.bin/tsx');
 const PROJECTS = ['alpha', 'beta', 'gamma'];
 
 /** The CLI on embedded engines in `dataDir`, whatever engine set this run uses. */
-const cli = (dataDir: string, ...args: string[]) =>
-  run(TSX, ['apps/cli/main.ts', ...args], {
-    env: {
-      ...process.env,
-      DATA_DIR: dataDir,
-      DATABASE_URL: '',
-      REDIS_URL: '',
-      CLICKHOUSE_URL: '',
-      CAIRN_MASTER_KEY: '',
-      LOG_LEVEL: 'silent',
-    },
-  });
+const cli = (dataDir: string, ...args: string[]) => runCli(dataDir, args);
 
 const failureOf = (running: Promise<unknown>) =>
   running.then(
@@ -124,6 +110,12 @@ describe('backup under writes, restore into a new data directory', () => {
         }
       }
     };
+    // A saved view goes with the rest of Postgres.
+    const view = await http(source.url, 'POST', '/api/v1/views', {
+      body: { name: 'by project', query: { metrics: ['tasks_created'], dimensions: ['project'] } },
+      headers: source.auth,
+    });
+    expect(view.status).toBe(201);
     const writers = Promise.all([writer(), writer(), writer()]);
     await waitFor(async () => acknowledged.length >= 30, { timeoutMs: 60_000 });
     const beforeBackup = [...acknowledged];
@@ -205,6 +197,10 @@ describe('backup under writes, restore into a new data directory', () => {
     expect(await answers(target, source.auth)).toEqual(await expectedAnswers(target));
     const self = await http(target.url, 'GET', '/api/v1/tokens/self', { headers: source.auth });
     expect(self.status).toBe(200);
+    const restoredView = await http(target.url, 'GET', `/api/v1/views/${view.body.data.id}`, {
+      headers: source.auth,
+    });
+    expect(restoredView.body.data).toEqual(view.body.data);
     expect(
       (await http(target.url, 'GET', '/api/v1/tokens', { headers: source.master })).status,
     ).toBe(200);
@@ -226,5 +222,5 @@ describe('backup under writes, restore into a new data directory', () => {
       `The backup in ${again} is damaged: postgres.tar.gz does not match its manifest`,
     );
     await expect(fs.readdir(damagedInto)).rejects.toMatchObject({ code: 'ENOENT' });
-  }, 300_000);
+  }, 480_000);
 });

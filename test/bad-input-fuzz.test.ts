@@ -3,7 +3,7 @@ import fc from 'fast-check';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { DIMENSION_NAMES, METRIC_NAMES } from '../libs/analytics/catalog/catalog.ts';
 import { PERIODS } from '../libs/analytics/period/period.ts';
-import { ALL_SCOPES } from './support/auth.ts';
+import { ALL_SCOPES, randomSecret } from './support/auth.ts';
 import { unlimited, useCairn } from './support/cairn.ts';
 import { type HttpResult, http } from './support/http.ts';
 
@@ -15,7 +15,7 @@ import { type HttpResult, http } from './support/http.ts';
 describe('no input breaks the service', () => {
   let gids: string[];
   const cairn = useCairn({
-    env: { CAIRN_MASTER_KEY: 'fuzz-master-key-0123456789abcdef' },
+    env: { CAIRN_MASTER_KEY: randomSecret() },
     rateLimits: unlimited(),
     businesses: ['fz', 'other'],
     // What a body is answered matters here, not how fast: a busy machine may take longer than

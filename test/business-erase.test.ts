@@ -1,6 +1,8 @@
 import { execFile } from 'node:child_process';
+import { createHash } from 'node:crypto';
 import path from 'node:path';
 import { promisify } from 'node:util';
+import { Redis } from 'ioredis';
 import { sql } from 'kysely';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { findErasure } from '../libs/erasure/erasure.repository.ts';
@@ -10,9 +12,12 @@ import {
   runErasure,
   startErasure,
 } from '../libs/erasure/erasure.service.ts';
+import { createLogger } from '../libs/observability/logger.ts';
 import { readBatch } from '../libs/projection/outbox-reader.ts';
-import { startTestCairn, useCairn } from './support/cairn.ts';
-import { testConfig, waitFor } from './support/engines.ts';
+import { classifyPostgresError } from '../libs/storage/postgres-errors.ts';
+import { startTestCairn, unlimited, useCairn } from './support/cairn.ts';
+import { SERVER_REDIS_URL, testConfig, waitFor } from './support/engines.ts';
+import { filesHolding } from './support/files-holding.ts';
 import { http } from './support/http.ts';
 
 const run = promisify(execFile);
@@ -39,9 +44,14 @@ const QUERIES = [
 ];
 
 describe('erasing a business', () => {
+  /** Every line the service logs, as written. */
+  const logLines: string[] = [];
   const cairn = useCairn({
     env: { CAIRN_MASTER_KEY: MASTER_KEY },
     businesses: [ERASED],
+    // Progress is polled with the master key: the test must never meet its rate limit.
+    rateLimits: unlimited(),
+    logger: createLogger('debug', { write: (line: string) => logLines.push(line) }),
   });
   let both: Headers;
   let kept: Headers;
@@ -320,6 +330,129 @@ describe('erasing a business', () => {
     expect(answer.body.data).toEqual([{ tasks_created: 0 }]);
   }, 60_000);
 
+  it('scrubs what it can of the business, names no business in its logs, and keeps the other businesses’ cached answers', async () => {
+    const business = 'eta-traces';
+    const writer = await cairn.token({ businesses: [business, KEPT] });
+    // Tokens named after the business: one left with no business, one revoked before, one
+    // that keeps another business (and its name).
+    const issue = async (name: string, businesses: string[]) => {
+      const res = await http(cairn.url, 'POST', '/api/v1/tokens', {
+        body: { name, scopes: ['analytics:read'], businesses },
+        headers: cairn.master,
+      });
+      expect(res.status).toBe(201);
+      return res.body.data.id as string;
+    };
+    const analyst = await issue(`${business} analyst (jane@victim.example)`, [business]);
+    const former = await issue(`${business} former`, [business]);
+    const shared = await issue('shared analyst', [business, KEPT]);
+    expect(
+      (await http(cairn.url, 'DELETE', `/api/v1/tokens/${former}`, { headers: cairn.master }))
+        .status,
+    ).toBe(204);
+    await populate(business, writer, 6);
+    await projected(business);
+
+    // Answers kept for both businesses: each a hit once the projector holds still.
+    const keptQuery = { metrics: ['tasks_created'], business: KEPT, period: 'all_time' };
+    const erasedQuery = { metrics: ['tasks_created'], business, period: 'all_time' };
+    const hit = (body: object, headers: Headers) =>
+      waitFor(async () => {
+        const res = await http(cairn.url, 'POST', '/api/v1/query', { body, headers });
+        return res.body.metadata.cache === 'hit' ? res.body : undefined;
+      });
+    const keptBefore = await hit(keptQuery, writer);
+    expect((await hit(erasedQuery, writer)).data).toEqual([{ tasks_created: 6 }]);
+
+    const chDir = cairn.config.dataPaths.clickhouse;
+    expect((await filesHolding(chDir, business)).length).toBeGreaterThan(0);
+    const {
+      rows: [pgBefore],
+    } = await sql<{ at: Date; redo: string }>`
+      select now() as at, redo_lsn::text as redo from pg_control_checkpoint()`.execute(cairn.db);
+
+    const fromLine = logLines.length;
+    expect((await erase(business)).status).toBe(202);
+    await untilDone(business);
+    const row = await findErasure(cairn.db, business);
+
+    // Tokens: the business is gone from every list; a token left with none lost its name.
+    const listed = await http(cairn.url, 'GET', '/api/v1/tokens?per_page=100', {
+      headers: cairn.master,
+    });
+    const byId = new Map<string, { name: string; businesses: string[] }>(
+      listed.body.data.map((token: { id: string }) => [token.id, token]),
+    );
+    expect(byId.get(analyst)).toMatchObject({ name: 'erased', businesses: [] });
+    expect(byId.get(former)).toMatchObject({ name: 'erased', businesses: [] });
+    expect(byId.get(shared)).toMatchObject({ name: 'shared analyst', businesses: [KEPT] });
+    expect(JSON.stringify(listed.body.data)).not.toContain(business);
+    await expectErased(business);
+
+    // Postgres: the touched tables vacuumed, and a checkpoint after which the write-ahead log
+    // holding the deleted rows can be recycled.
+    const { rows: vacuumed } = await sql<{ table: string; vacuumed: boolean }>`
+      select relname as table, coalesce(last_vacuum >= ${pgBefore?.at}, false) as vacuumed
+      from pg_stat_user_tables
+      where relname in ('tasks', 'task_dependencies', 'outbox', 'idempotency_keys',
+        'api_tokens', 'projection_changes')
+      order by relname`.execute(cairn.db);
+    expect(vacuumed).toHaveLength(6);
+    expect(vacuumed.filter((table) => !table.vacuumed)).toEqual([]);
+    const {
+      rows: [checkpoint],
+    } = await sql<{ moved: boolean }>`
+      select redo_lsn > ${pgBefore?.redo}::pg_lsn as moved
+      from pg_control_checkpoint()`.execute(cairn.db);
+    expect(checkpoint?.moved).toBe(true);
+
+    // Embedded ClickHouse: no file under DATA_DIR/ch holds the name (the parts from before the
+    // deletion are gone, and so are the finished mutations' commands).
+    expect(await filesHolding(chDir, business)).toEqual([]);
+
+    // The erasure's log lines name its id, never the business.
+    const written = logLines.slice(fromLine);
+    expect(written.filter((line) => line.includes(business))).toEqual([]);
+    expect(
+      written
+        .map((line) => JSON.parse(line))
+        .find((line) => line.msg === 'erasure: business erased'),
+    ).toMatchObject({ erasure: row?.id });
+
+    // The other business's answer is still kept: a hit, and the same.
+    const keptAfter = await http(cairn.url, 'POST', '/api/v1/query', {
+      body: keptQuery,
+      headers: writer,
+    });
+    expect(keptAfter.body.metadata.cache).toBe('hit');
+    expect(keptAfter.body.data).toEqual(keptBefore.data);
+    if (cairn.config.redisUrl) {
+      // Shared through Redis: no entry holds it, the other business's still do.
+      const redis = new Redis(SERVER_REDIS_URL);
+      try {
+        const entries = await redis.keys(`${cairn.config.redisPrefix}:qcache:e:*`);
+        const values = await Promise.all(entries.map((key) => redis.get(key)));
+        expect(values.filter((value) => value?.includes(business))).toEqual([]);
+        // Entries are filed under the businesses they read.
+        const filed = (name: string) =>
+          redis.scard(
+            `${cairn.config.redisPrefix}:qcache:t:${createHash('sha256').update(name).digest('base64url')}`,
+          );
+        expect(await filed(business)).toBe(0);
+        expect(await filed(KEPT)).toBeGreaterThan(0);
+      } finally {
+        redis.disconnect();
+      }
+    }
+    // The erased business's is gone: a new token for the name is answered afresh.
+    const again = await http(cairn.url, 'POST', '/api/v1/query', {
+      body: erasedQuery,
+      headers: await cairn.token({ businesses: [business] }),
+    });
+    expect(again.body.metadata.cache).toBe('miss');
+    expect(again.body.data).toEqual([{ tasks_created: 0 }]);
+  }, 240_000);
+
   it('lets no fact in flight bring the business back', async () => {
     const business = 'epsilon-flight';
     const writer = await cairn.token({ businesses: [business, KEPT] });
@@ -363,9 +496,17 @@ describe('erasing a business', () => {
     expect(batch.length).toBeGreaterThan(0);
     expect(batch.filter((row) => row.business === business)).toEqual([]);
     // A write that got past authentication before the mark cannot commit.
-    await expect(
-      cairn.db.insertInto('tasks').values({ gid: 'zeta-late', business, name: 'late' }).execute(),
-    ).rejects.toMatchObject({ code: '40001' });
+    const late = await cairn.db
+      .insertInto('tasks')
+      .values({ gid: 'zeta-late', business, name: 'late' })
+      .execute()
+      .then(
+        () => undefined,
+        (error: unknown) => error,
+      );
+    expect(late).toMatchObject({ code: '40001' });
+    // Answered as the token will be, on an instance that has not yet heard of the erasure.
+    expect(classifyPostgresError(late)?.status).toBe(404);
     // Its token lost the business at once.
     const refused = await http(cairn.url, 'POST', '/api/v1/tasks', {
       body: { business, name: 'late' },
@@ -435,7 +576,7 @@ describe('erasing a business', () => {
       /^Erased business delta-cli: 5 tasks, \d+ ClickHouse rows, 1 tokens revoked\.\n$/,
     );
     expect(first.stderr).toContain(`erase ${business} [`);
-    expect(first.stderr).toContain('8/8 steps');
+    expect(first.stderr).toContain('9/9 steps');
     await expectErased(business);
     expect((await http(cairn.url, 'GET', '/api/v1/tokens/self', { headers: writer })).status).toBe(
       401,
@@ -503,7 +644,7 @@ describe('erasing a business from the CLI with no server running', () => {
       expect(stdout).toMatch(
         /^Erased business offline-gone: 4 tasks, \d+ ClickHouse rows, 1 tokens revoked\.\n$/,
       );
-      expect(stderr).toContain('8/8 steps');
+      expect(stderr).toContain('9/9 steps');
 
       const second = await startTestCairn({ config: setup.config, issueToken: false });
       try {

@@ -97,14 +97,40 @@ describe('loadConfig', () => {
     expect(message).toContain('DATABASE_URL must start with postgres:// or postgresql://');
     expect(message).toContain('CAIRN_QUERY_MAX_ROWS must be a whole number from 1');
   });
+  it('reads CAIRN_CSV_FORMULA_ESCAPE as true or false, on by default', () => {
+    expect(loadConfig({}).csvFormulaEscape).toBe(true);
+    expect(loadConfig({ CAIRN_CSV_FORMULA_ESCAPE: 'false' }).csvFormulaEscape).toBe(false);
+    expect(loadConfig({ CAIRN_CSV_FORMULA_ESCAPE: 'true' }).csvFormulaEscape).toBe(true);
+    expect(() => loadConfig({ CAIRN_CSV_FORMULA_ESCAPE: 'no' })).toThrow(
+      /CAIRN_CSV_FORMULA_ESCAPE must be true or false \(got "no"\)/,
+    );
+  });
+
   it('refuses a master key shorter than 32 characters, since the cursor key derives from it', () => {
     expect(() => loadConfig({ CAIRN_MASTER_KEY: 'short-key' })).toThrow(
       /CAIRN_MASTER_KEY must be at least 32 characters/,
     );
-    // 32 characters, but not a repeated one: test/secrets.test.ts holds what counts as weak.
-    const key = 'config-test-master-key-012345678';
+    // 32 random characters: test/secrets.test.ts holds what counts as weak.
+    const key = 'jE0tDuydOAnSD0BS6MX65RWHgO-5k6vL';
     expect(key).toHaveLength(32);
     expect(loadConfig({ CAIRN_MASTER_KEY: key }).masterKey).toBe(key);
+  });
+
+  it('names every secret that fails the strength check in one message, echoing none', () => {
+    const spaced = 'Xk2#pQ9vL7mZ4wR8 tN6yB3cF5hJ1sD0g';
+    let message = '';
+    try {
+      loadConfig({
+        CAIRN_MASTER_KEY: spaced,
+        CAIRN_CURSOR_SECRET: 'thisismysupersecretmasterkeyforcairn',
+      });
+    } catch (error) {
+      message = (error as Error).message;
+    }
+    expect(message).toContain('CAIRN_MASTER_KEY holds whitespace');
+    expect(message).toMatch(/CAIRN_CURSOR_SECRET is too weak: it is made of /);
+    expect(message).not.toContain(spaced.slice(0, 8));
+    expect(message).not.toContain('supersecret');
   });
 
   it('reads every Postgres and HTTP time limit in one place', () => {

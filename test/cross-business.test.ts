@@ -7,10 +7,14 @@ interface Ids {
   t1: string;
   t2: string;
   own: string;
+  view: string;
+  embed: string;
 }
 interface Attempt {
   path: string;
   body?: unknown;
+  /** A batch: the request succeeds, and each of its answers is that 404. */
+  batch?: true;
 }
 
 /**
@@ -30,7 +34,43 @@ const ATTEMPTS: Record<string, (ids: Ids) => Attempt[]> = {
     { path: `/api/v1/tasks/${own}/dependencies`, body: { dependencies: [t1] } },
     { path: `/api/v1/tasks/${own}/dependencies`, body: { dependencies: [own, t2] } },
   ],
+  createView: () => [
+    {
+      path: '/api/v1/views',
+      body: { name: 'hijack', query: { metrics: ['tasks_created'], business: 'alpha' } },
+    },
+  ],
+  // A listing shows only the caller's views (test/views.test.ts): nothing of A to name.
+  listViews: () => [],
+  getView: ({ view }) => [{ path: `/api/v1/views/${view}` }],
+  replaceView: ({ view }) => [
+    {
+      path: `/api/v1/views/${view}`,
+      body: { name: 'hijacked', query: { metrics: ['tasks_created'] } },
+    },
+  ],
+  deleteView: ({ view }) => [{ path: `/api/v1/views/${view}` }],
+  getViewAnswer: ({ view }) => [{ path: `/api/v1/views/${view}/answer` }],
+  createViewEmbed: ({ view }) => [
+    { path: `/api/v1/views/${view}/embeds`, body: { expires_in_days: 1 } },
+  ],
+  listViewEmbeds: ({ view }) => [{ path: `/api/v1/views/${view}/embeds` }],
+  revokeViewEmbed: ({ view, embed }) => [{ path: `/api/v1/views/${view}/embeds/${embed}` }],
+  // The gauges serve only the caller's views (test/views.test.ts): nothing of A to name.
+  getViewGauges: () => [],
   removeDependency: ({ t1, t2 }) => [{ path: `/api/v1/tasks/${t1}/dependencies/${t2}` }],
+  getCriticalPath: ({ t1 }) => [{ path: `/api/v1/tasks/${t1}/critical_path` }],
+  listBottlenecks: () => [
+    { path: '/api/v1/businesses/alpha/bottlenecks' },
+    { path: '/api/v1/businesses/alpha/bottlenecks?project=p&limit=5' },
+  ],
+  forecastCompletion: () => [
+    { path: '/api/v1/forecast', body: { business: 'alpha', history: 'last_30_days' } },
+    {
+      path: '/api/v1/forecast',
+      body: { business: 'alpha', project: 'p', history: ['2026-01-01', '2026-01-31'], seed: 1 },
+    },
+  ],
   // The metric and dimension catalog names no business's data.
   getQueryCatalog: () => [],
   // A token's own record names only the businesses it already holds.
@@ -41,6 +81,26 @@ const ATTEMPTS: Record<string, (ids: Ids) => Attempt[]> = {
   listDimensionValues: () => [
     { path: '/api/v1/businesses/alpha/dimensions/project/values' },
     { path: '/api/v1/businesses/alpha/dimensions/status/values?prefix=o&period=all_time' },
+  ],
+  runQueryBatch: () => [
+    {
+      path: '/api/v1/query/batch',
+      body: {
+        queries: [
+          { metrics: ['tasks_created'], business: 'alpha' },
+          { metrics: ['open_tasks'], business: 'alpha', dimensions: ['project'] },
+        ],
+      },
+      batch: true,
+    },
+  ],
+  exportQuery: () => [
+    { path: '/api/v1/query/export', body: { metrics: ['tasks_created'], business: 'alpha' } },
+  ],
+  getQueryExport: () => [
+    {
+      path: `/api/v1/query/export?q=${encodeURIComponent(JSON.stringify({ metrics: ['tasks_created'], business: 'alpha' }))}`,
+    },
   ],
   getQuery: () => [
     {
@@ -63,6 +123,8 @@ describe('cross-business matrix', () => {
       await db.selectFrom('tasks').selectAll().orderBy('gid').execute(),
       await db.selectFrom('task_dependencies').selectAll().orderBy('id').execute(),
       await db.selectFrom('outbox').select(['id', 'kind', 'task_gid']).orderBy('id').execute(),
+      await db.selectFrom('views').selectAll().orderBy('id').execute(),
+      await db.selectFrom('view_embeds').selectAll().orderBy('id').execute(),
     ]);
   };
 
@@ -72,10 +134,20 @@ describe('cross-business matrix', () => {
     const create = async (headers: Record<string, string>, business: string) =>
       (await http(cairn.url, 'POST', '/api/v1/tasks', { headers, body: { business, name: 'x' } }))
         .body.data.gid as string;
+    const view = await http(cairn.url, 'POST', '/api/v1/views', {
+      headers: a,
+      body: { name: 'of alpha', query: { metrics: ['tasks_created'] } },
+    });
+    const embed = await http(cairn.url, 'POST', `/api/v1/views/${view.body.data.id}/embeds`, {
+      headers: a,
+      body: { expires_in_days: 1 },
+    });
     ids = {
       t1: await create(a, 'alpha'),
       t2: await create(a, 'alpha'),
       own: await create(b, 'beta'),
+      view: view.body.data.id,
+      embed: embed.body.data.id,
     };
     const edge = await http(cairn.url, 'POST', `/api/v1/tasks/${ids.t1}/dependencies`, {
       headers: a,
@@ -97,10 +169,17 @@ describe('cross-business matrix', () => {
           headers: b,
           ...(attempt.body === undefined ? {} : { body: attempt.body }),
         });
-        expect(
-          res.status,
-          `${route.operationId} ${attempt.path} ${JSON.stringify(attempt.body)} ${res.text}`,
-        ).toBe(404);
+        const what = `${route.operationId} ${attempt.path} ${JSON.stringify(attempt.body)} ${res.text}`;
+        if (attempt.batch) {
+          expect(res.status, what).toBe(200);
+          for (const item of res.body.data) {
+            expect(item.status, what).toBe(404);
+            expect(item.error, what).toMatchObject({ status: 404, title: 'Not Found' });
+            expect(item.data, what).toBeUndefined();
+          }
+          continue;
+        }
+        expect(res.status, what).toBe(404);
         expect(res.headers.get('content-type')).toContain('application/problem+json');
       }
     }
@@ -117,5 +196,35 @@ describe('cross-business matrix', () => {
       request_id: undefined,
     });
     expect(strip(foreign.body)).toEqual(strip(missing.body));
+  });
+
+  it('answers a business outside the token like one that exists nowhere, listing its own', async () => {
+    const answers = [];
+    for (const business of ['alpha', 'nowhere']) {
+      for (const [method, path, body] of [
+        ['GET', `/api/v1/tasks?business=${business}`, undefined],
+        ['POST', '/api/v1/query', { metrics: ['tasks_created'], business }],
+        ['GET', `/api/v1/businesses/${business}/dimensions/project/values`, undefined],
+      ] as const) {
+        const res = await http(cairn.url, method, path, {
+          headers: b,
+          ...(body === undefined ? {} : { body }),
+        });
+        expect(res.status, `${method} ${path}`).toBe(404);
+        expect(res.headers.get('content-type')).toContain('application/problem+json');
+        expect(res.body).toMatchObject({
+          title: 'Not Found',
+          detail: `No business '${business}' is readable with this token.`,
+          businesses: ['beta'],
+        });
+        answers.push({
+          ...res.body,
+          detail: res.body.detail.replace(business, 'B'),
+          instance: undefined,
+          request_id: undefined,
+        });
+      }
+    }
+    expect(answers.slice(0, 3)).toEqual(answers.slice(3));
   });
 });

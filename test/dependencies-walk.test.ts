@@ -3,29 +3,15 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { MAX_WALK } from '../libs/tasks/dependency.service.ts';
 import { unlimited, useCairn } from './support/cairn.ts';
 import { http } from './support/http.ts';
+import { insertFan } from './support/task-fan.ts';
 
 /** `depth=all` and `status` on the dependents and dependencies listings. */
 describe('transitive and status-filtered dependency listings', () => {
   const cairn = useCairn({ rateLimits: unlimited() });
   const gid: Record<string, string> = {};
   beforeAll(async () => {
-    // A fan of MAX_WALK + 1 dependents under one task, written straight to the tables before
-    // any request: embedded Postgres runs on this thread, and a long stall between requests
-    // lets the server drop a kept-alive connection just as the client reuses it.
-    await sql`insert into tasks (gid, business, name) values ('fan-0', 'acme', 'fan')`.execute(
-      cairn.db,
-    );
-    for (let from = 1; from <= MAX_WALK + 1; from += 10_000) {
-      const to = Math.min(from + 9_999, MAX_WALK + 1);
-      await sql`insert into tasks (gid, business, name)
-        select 'fan-' || i, 'acme', 'fan ' || i from generate_series(${from}::int, ${to}::int) as i`.execute(
-        cairn.db,
-      );
-      await sql`insert into task_dependencies (task_gid, dependency_gid, business)
-        select 'fan-' || i, 'fan-0', 'acme' from generate_series(${from}::int, ${to}::int) as i`.execute(
-        cairn.db,
-      );
-    }
+    // A fan of MAX_WALK + 1 dependents under one task, written before any request.
+    await insertFan(cairn.db, { prefix: 'fan', count: MAX_WALK + 1, waiting: 'on-hub' });
     for (const name of ['a', 'b', 'c', 'd', 'e', 'lone']) {
       const res = await http(cairn.url, 'POST', '/api/v1/tasks', {
         body: { business: 'acme', name, status: name === 'c' ? 'completed' : 'open' },

@@ -7,6 +7,12 @@ import type { AnalyticsDeps } from '../libs/analytics/query.service.ts';
 import { ROLLUP_NAMES } from '../libs/analytics/sources/rollups.ts';
 import type { ValueDimension } from '../libs/analytics/values/dimension-values.schemas.ts';
 import { listDimensionValues } from '../libs/analytics/values/dimension-values.service.ts';
+import {
+  LIST_CAP,
+  LIST_HOLD_MS,
+  listHolds,
+  pickValues,
+} from '../libs/analytics/values/values-list.ts';
 import { valueSources } from '../libs/analytics/values/values-source.ts';
 import { AppError } from '../libs/http/errors.ts';
 import type { FactRow } from '../libs/projection/fact-rows.ts';
@@ -206,7 +212,7 @@ describe('dimension values from every exact source', () => {
     expect(valueSources('status', period('last_7_days'), all, NOW)[0]).toBe('rollup_business_day');
     // Kolkata's midnights are quarter hours in UTC: only the 15-minute rollup keeps them.
     expect(valueSources('status', period('today', 'Asia/Kolkata'), all, NOW)[0]).toBe(
-      'rollup_business_15m',
+      'rollup_business_blocked_15m',
     );
     expect(valueSources('project', period('today', 'Asia/Kolkata'), all, NOW)).toEqual(['facts']);
     expect(valueSources('project', null, new Set(), NOW)).toEqual(['facts']);
@@ -230,6 +236,63 @@ describe('dimension values from every exact source', () => {
       ).data;
     expect(await values()).toEqual([{ value: 'Legacy', facts: 1 }]);
     expect(await values('this_month')).toEqual([]);
+  });
+
+  it('picks a keystroke from a list of the period, or reads it alone past the list cap', async () => {
+    // More projects in one week than a kept list holds: the keystroke is read on its own.
+    const wide = Array.from({ length: LIST_CAP + 1 }, (_, i) => ({
+      ...(facts[0] as Fact),
+      fact_id: 1_000_000 + i,
+      business: 'wide',
+      task_gid: `w${i}`,
+      occurred_at: chTime(NOW.getTime() - 86_400_000 - i * 1_000),
+      project: `p-${i % 2 === 0 ? 'even' : 'odd'}-${i}`,
+    }));
+    await engines.clickhouse.client.insert({ table: 'facts', values: wide, format: 'JSONEachRow' });
+    const input = {
+      business: 'wide',
+      dimension: 'project' as const,
+      timezone: 'Asia/Kathmandu',
+      period: 'last_7_days' as const,
+      prefix: 'P-ODD-1',
+      limit: 3,
+    };
+    const answer = await listDimensionValues(deps, input, ctx);
+    expect(answer.metadata.source).toBe('facts');
+    expect(answer.data).toEqual(
+      expectedValues(wide, 'wide', 'project', {
+        period: resolvePeriod('last_7_days', NOW, 'Asia/Kathmandu'),
+        prefix: 'P-ODD-1',
+        limit: 3,
+      }),
+    );
+    expect(answer.data).toHaveLength(3);
+
+    // A list in the statement's order, picked by prefix without regard to case.
+    const list = {
+      values: [
+        { value: 'beta', facts: 9 },
+        { value: 'Alpha', facts: 5 },
+        { value: 'alpine', facts: 5 },
+        { value: 'ALPS', facts: 1 },
+      ],
+      complete: true,
+      partial: false,
+      watermark: 'w1',
+      computedAt: NOW.getTime(),
+      dataAsOf: NOW.toISOString(),
+    };
+    expect(pickValues(list, 'AL', 2)).toEqual([
+      { value: 'Alpha', facts: 5 },
+      { value: 'alpine', facts: 5 },
+    ]);
+    expect(pickValues(list, '', 10)).toEqual(list.values);
+    expect(pickValues(list, 'z', 10)).toEqual([]);
+    // Kept while nothing is projected; once facts move on, only a short while.
+    const later = (ms: number) => NOW.getTime() + ms;
+    expect(listHolds(list, 'w1', later(3_600_000))).toBe(true);
+    expect(listHolds(list, 'w2', later(LIST_HOLD_MS - 1))).toBe(true);
+    expect(listHolds(list, 'w2', later(LIST_HOLD_MS))).toBe(false);
   });
 
   it('answers a business outside the caller as one that does not exist', async () => {
@@ -298,10 +361,39 @@ describe('GET /api/v1/businesses/{business}/dimensions/{dimension}/values', () =
     expect(second.body.metadata.cache).toBe('hit');
   });
 
+  it('answers the keystrokes of a type-ahead in a zone no rollup keeps from one read of the facts', async () => {
+    // Kathmandu's days start at a quarter hour in UTC: projects there are counted on facts.
+    const search = (prefix: string) =>
+      `?period=last_7_days&timezone=Asia/Kathmandu&limit=5&prefix=${prefix}`;
+    const typed = ['', 'a', 'ap', 'apo', 'Z', 'zeus', 'x'];
+    const answers: Array<{ data: unknown; metadata: Record<string, unknown> }> = [];
+    for (const prefix of typed) answers.push((await get(path('project', search(prefix)))).body);
+    expect(answers.map((answer) => answer.metadata.source)).toEqual(typed.map(() => 'facts'));
+    // The first keystroke reads the period's values once; every later one is picked from them.
+    expect(answers.map((answer) => answer.metadata.cache)).toEqual([
+      'miss',
+      ...typed.slice(1).map(() => 'hit'),
+    ]);
+    expect(answers[2]?.data).toEqual([
+      { value: 'apex', facts: 2 },
+      { value: 'Apollo', facts: 1 },
+    ]);
+    expect(answers[5]?.data).toEqual([{ value: 'Zeus', facts: 1 }]);
+    // Each the answer a fresh read gives.
+    for (const [i, prefix] of typed.entries()) {
+      const fresh = await get(path('project', search(prefix)), {
+        ...cairn.auth,
+        'Cache-Control': 'no-cache',
+      });
+      expect(fresh.body.metadata.cache).toBe('miss');
+      expect(fresh.body.data, prefix).toEqual(answers[i]?.data);
+    }
+  });
+
   it.each([
     [path('day'), ['path', 'dimension'], 'enum'],
     [path('business'), ['path', 'dimension'], 'enum'],
-    [path('project', '?period=last_year'), ['query', 'period'], 'enum'],
+    [path('project', '?period=last_decade'), ['query', 'period'], 'enum'],
     [path('project', '?limit=101'), ['query', 'limit'], 'less_than_equal'],
     [path('project', '?limit=0'), ['query', 'limit'], 'greater_than_equal'],
     [path('project', '?limit=1e1'), ['query', 'limit'], 'int_parsing'],

@@ -2,6 +2,8 @@ import fs from 'node:fs/promises';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
+import { DEPLOYMENT_VARIABLES } from '../dev-tools/cluster/cluster.ts';
+import { ROLE_VARIABLES } from '../dev-tools/cluster/role-process.ts';
 
 // No docker engine in CI: the file is parsed and its cross-references checked instead.
 const load = async () => parse(await fs.readFile('docker-compose.yml', 'utf8'), { merge: true });
@@ -52,6 +54,14 @@ describe('docker-compose.yml', () => {
       )) {
         if (!/^\d+$/.test(dependency)) expect(compose.services).toHaveProperty(dependency);
       }
+    }
+  });
+
+  it('gives api and projector the variables dev:cluster gives its role processes', async () => {
+    const compose = await load();
+    const expected = [...DEPLOYMENT_VARIABLES, ...ROLE_VARIABLES].sort();
+    for (const service of ['api', 'projector']) {
+      expect(Object.keys(compose.services[service].environment).sort(), service).toEqual(expected);
     }
   });
 
@@ -291,6 +301,8 @@ describe('apps/server/Dockerfile', () => {
       /^HEALTHCHECK --interval=\d+s --timeout=\d+s --start-period=\d+s --retries=\d+ CMD \["node", "-e", ".*\/healthz/,
     );
     expect(file).toContain('ENV NODE_ENV=production HOST=0.0.0.0 PORT=8080');
+    // Written files (an embedded engine, the export spool) go where the node user may write.
+    expect(file).toContain('ENV DATA_DIR=/home/node/data');
     // No secret is baked into the image: the master key comes from the environment it runs in.
     expect(file.join('\n')).not.toMatch(/CAIRN_MASTER_KEY|CAIRN_CURSOR_SECRET/);
     // Type stripping runs only erasable TypeScript; the compiler holds the code to it.

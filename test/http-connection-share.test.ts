@@ -1,11 +1,12 @@
 import type http from 'node:http';
 import { get } from 'node:http';
-import net, { type AddressInfo } from 'node:net';
+import type { AddressInfo } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
 import { addressKey } from '../apps/server/connection-share.ts';
 import { createHttpServer, type ServerLimits } from '../apps/server/http-server.ts';
 import { useCairn } from './support/cairn.ts';
 import { waitFor } from './support/engines.ts';
+import { openSocket, type RawSocket } from './support/raw-socket.ts';
 
 // On Linux the whole of 127.0.0.0/8 is loopback: each of these is a client address of its own.
 const OTHER = '127.0.0.1';
@@ -13,10 +14,7 @@ const SLOW_A = '127.0.0.2';
 const SLOW_B = '127.0.0.3';
 const SLOW_C = '127.0.0.4';
 
-interface Client {
-  socket: net.Socket;
-  state: { received: string; closed: boolean };
-}
+type Client = RawSocket;
 
 /** One address shares the cap with the others: its slow sockets never lock them out. */
 describe('connections shared between client addresses', () => {
@@ -52,17 +50,8 @@ describe('connections shared between client addresses', () => {
 
   /** A socket from `localAddress` that sends `text` and nothing more. */
   function open(localAddress: string, text: string): Client {
-    const { port } = new URL(url);
-    const socket = net.connect({ host: '127.0.0.1', port: Number(port), localAddress });
-    const client = { socket, state: { received: '', closed: false } };
-    socket.on('data', (chunk) => {
-      client.state.received += chunk.toString();
-    });
-    socket.on('close', () => {
-      client.state.closed = true;
-    });
-    socket.on('error', () => {});
-    socket.write(text);
+    const client = openSocket(url, localAddress);
+    client.socket.write(text);
     clients.push(client);
     return client;
   }
@@ -157,6 +146,7 @@ describe('connections shared between client addresses', () => {
     while (answers.length < 3 && answers.at(-1) !== 200) answers.push(await probe(OTHER));
     expect(answers.at(-1)).toBe(200);
     // The oldest went first.
+    await waitFor(async () => a[0]?.state.closed);
     const closed = a.map(({ state }) => state.closed);
     expect(closed[0]).toBe(true);
     expect(closed).toEqual([...closed].sort((x, y) => Number(y) - Number(x)));

@@ -1,6 +1,7 @@
 import { request } from 'node:http';
 import zlib from 'node:zlib';
 import { describe, expect, it } from 'vitest';
+import { randomSecret } from './support/auth.ts';
 import { useCairn } from './support/cairn.ts';
 import { expectDocumentedWire, http } from './support/http.ts';
 
@@ -40,7 +41,7 @@ describe('compression, CORS and the IETF rate-limit fields', () => {
   const cairn = useCairn({
     env: {
       CAIRN_CORS_ORIGINS: `${DASHBOARD}, http://localhost:5173`,
-      CAIRN_MASTER_KEY: 'http-headers-master-key-0123456789',
+      CAIRN_MASTER_KEY: randomSecret(),
     },
   });
 

@@ -1,27 +1,13 @@
-import net, { type AddressInfo } from 'node:net';
+import type { AddressInfo } from 'node:net';
 import { describe, expect, it } from 'vitest';
-import { createHttpServer } from '../apps/server/http-server.ts';
+import { createHttpServer, hardCap } from '../apps/server/http-server.ts';
 import { useCairn } from './support/cairn.ts';
 import { waitFor } from './support/engines.ts';
 import { http } from './support/http.ts';
+import { openSocket } from './support/raw-socket.ts';
 
 const REQUEST_TIMEOUT_MS = 1_500;
 const MAX_CONNECTIONS = 8;
-
-/** A socket to the server, with whatever it has been sent so far and whether it was closed. */
-function openSocket(url: string) {
-  const { hostname, port } = new URL(url);
-  const socket = net.connect(Number(port), hostname);
-  const state = { received: '', closed: false };
-  socket.on('data', (chunk) => {
-    state.received += chunk.toString();
-  });
-  socket.on('close', () => {
-    state.closed = true;
-  });
-  socket.on('error', () => {});
-  return { socket, state };
-}
 
 /** Slow or numerous clients cannot hold the server: every socket has a deadline and a cap. */
 describe('HTTP limits', () => {
@@ -54,6 +40,22 @@ describe('HTTP limits', () => {
     expect(state.received).toMatch(/^HTTP\/1\.1 408/);
   }, 30_000);
 
+  it('a request line and headers over 16 KiB: a 431 problem, then the connection closes', async () => {
+    const q = encodeURIComponent(
+      JSON.stringify({ metrics: ['tasks_created'], business: 'x'.repeat(20_000) }),
+    );
+    const { socket, state } = openSocket(cairn.url);
+    socket.write(`GET /api/v1/query?q=${q} HTTP/1.1\r\nHost: x\r\n\r\n`);
+    await waitFor(async () => state.closed, { timeoutMs: 15_000 });
+    const [head = '', body = ''] = state.received.split('\r\n\r\n');
+    expect(head).toMatch(/^HTTP\/1\.1 431 /);
+    expect(head).toMatch(/content-type: application\/problem\+json/i);
+    expect(JSON.parse(body)).toMatchObject({
+      status: 431,
+      title: 'Request Header Fields Too Large',
+    });
+  }, 30_000);
+
   it('closes idle keep-alive connections', async () => {
     const { socket, state } = openSocket(cairn.url);
     socket.write('GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n');
@@ -62,7 +64,7 @@ describe('HTTP limits', () => {
   }, 30_000);
 
   it('refuses connections beyond the cap at once, and serves again when they go', async () => {
-    expect(cairn.server.maxConnections).toBe(MAX_CONNECTIONS);
+    expect(cairn.server.maxConnections).toBe(hardCap(MAX_CONNECTIONS));
     // The same app on a server with long deadlines, so no held socket is let go meanwhile.
     const server = createHttpServer(cairn.app, {
       headersTimeoutMs: 60_000,

@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { READINESS_HOLD_MS } from '../apps/server/readiness-memo.ts';
 import { useCairn } from './support/cairn.ts';
 import { http } from './support/http.ts';
 
@@ -185,4 +186,40 @@ describe('HTTP platform conventions', () => {
     });
     expect(ready.headers.get('x-powered-by')).toBeNull();
   });
+
+  it('asks the engines about readiness at most about once a second, however many ask it', async () => {
+    const { engines } = cairn;
+    const check = engines.check;
+    let checks = 0;
+    engines.check = () => {
+      checks += 1;
+      return check.call(engines);
+    };
+    try {
+      // Expire whatever an earlier test left held.
+      await new Promise((resolve) => setTimeout(resolve, READINESS_HOLD_MS));
+      checks = 0;
+      const started = performance.now();
+      const statuses: number[] = [];
+      for (let burst = 0; burst < 20; burst++) {
+        const answers = await Promise.all(
+          Array.from({ length: 50 }, () => http(cairn.url, 'GET', '/readyz')),
+        );
+        statuses.push(...answers.map((res) => res.status));
+      }
+      const seconds = (performance.now() - started) / 1000;
+      // Each a readiness answer (on a busy machine an engine may be slow to a check: 503).
+      expect(statuses.filter((status) => status !== 200 && status !== 503)).toEqual([]);
+      expect(statuses).toHaveLength(1_000);
+      expect(checks).toBeGreaterThanOrEqual(1);
+      expect(checks).toBeLessThanOrEqual(Math.ceil(seconds) + 1);
+      // The answer is not held for longer: a second on, the engines are asked again.
+      const before = checks;
+      await new Promise((resolve) => setTimeout(resolve, READINESS_HOLD_MS + 100));
+      await http(cairn.url, 'GET', '/readyz');
+      expect(checks).toBe(before + 1);
+    } finally {
+      engines.check = check;
+    }
+  }, 120_000);
 });

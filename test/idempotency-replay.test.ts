@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import { METRIC_NAMES } from '../libs/analytics/catalog/catalog.ts';
+import { MAX_METRICS } from '../libs/analytics/parse/query.schemas.ts';
 import { unlimited, useCairn } from './support/cairn.ts';
 import { http } from './support/http.ts';
 
@@ -70,8 +71,9 @@ describe('idempotent replays', () => {
   it('keeps no answer larger than the bound: the key is given back and a retry runs again', async () => {
     const key = randomUUID();
     const query = {
-      // Every metric: the column descriptions alone make the answer larger than the bound.
-      metrics: METRIC_NAMES,
+      // As many metrics as a query names: their column descriptions alone make the answer
+      // larger than the bound.
+      metrics: METRIC_NAMES.slice(0, MAX_METRICS),
       dimensions: ['day'],
       period: 'last_90_days',
     };

@@ -1,7 +1,7 @@
 import { beforeAll, describe, expect, it } from 'vitest';
 import { issueToken } from '../libs/auth/token.service.ts';
 import { requestFingerprint } from '../libs/idempotency/idempotency-fingerprint.ts';
-import { ALL_SCOPES } from './support/auth.ts';
+import { ALL_SCOPES, randomSecret } from './support/auth.ts';
 import { useCairn } from './support/cairn.ts';
 import { uniqueName } from './support/engines.ts';
 import { http } from './support/http.ts';
@@ -9,7 +9,7 @@ import { http } from './support/http.ts';
 describe('Idempotency-Key', () => {
   let clock = new Date('2026-11-22T10:00:00.000Z');
   const cairn = useCairn({
-    env: { CAIRN_MASTER_KEY: 'idempotency-master-key-0123456789' },
+    env: { CAIRN_MASTER_KEY: randomSecret() },
     now: () => clock,
   });
   let alice: { id: string; headers: Record<string, string> };

@@ -1,8 +1,10 @@
 import net from 'node:net';
 import { gzipSync } from 'node:zlib';
 import { describe, expect, it } from 'vitest';
-import { queryBody } from '../libs/analytics/parse/query.schemas.ts';
+import { MAX_METRICS, queryBody } from '../libs/analytics/parse/query.schemas.ts';
 import { checkBody } from '../libs/http/body-check.ts';
+import { ValidationError } from '../libs/http/errors.ts';
+import { validate } from '../libs/http/validation.ts';
 import { unlimited, useCairn } from './support/cairn.ts';
 import { waitFor } from './support/engines.ts';
 import { type HttpResult, http } from './support/http.ts';
@@ -61,6 +63,38 @@ describe('large request bodies', () => {
     const inPlace = checkBody({ bytes: Buffer.from(text), charset: 'utf-8' }, queryBody);
     expect(inPlace.kind).toBe('invalid');
     expect(res.body).toEqual({ detail: inPlace.kind === 'invalid' ? inPlace.issues : [] });
+  });
+
+  it('looks at no more of 100,000 bad metrics than its 422 can list', () => {
+    const metrics = Array.from({ length: 100_000 }, (_, i) => `m${i}`);
+    const issuesOf = (body: unknown) => {
+      try {
+        validate(queryBody, body, 'body');
+      } catch (error) {
+        if (error instanceof ValidationError) return error.issues;
+        throw error;
+      }
+      return [];
+    };
+    // Every item the validation reads, counted: a walk of the whole list reads 100,000.
+    let reads = 0;
+    const counted = new Proxy(metrics, {
+      get(target, key, receiver) {
+        if (typeof key === 'string' && /^\d+$/.test(key)) reads += 1;
+        return Reflect.get(target, key, receiver);
+      },
+    });
+    const issues = issuesOf({ metrics: counted });
+    expect(reads).toBeLessThanOrEqual(2 * (MAX_METRICS + 1));
+    // The 422 as before: too long, then each of the first 21 items by name.
+    expect(issues).toEqual(issuesOf({ metrics }));
+    expect(issues).toHaveLength(MAX_METRICS + 2);
+    expect(issues[0]).toEqual({
+      loc: ['body', 'metrics'],
+      msg: `List should have at most ${MAX_METRICS} items`,
+      type: 'too_long',
+    });
+    expect(issues.at(-1)).toMatchObject({ loc: ['body', 'metrics', MAX_METRICS], type: 'enum' });
   });
 
   it('accepts a valid body padded past the threshold, plain or gzipped', async () => {

@@ -1,5 +1,11 @@
+import { execFile } from 'node:child_process';
 import fs from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { promisify } from 'node:util';
 import { describe, expect, it } from 'vitest';
+
+const run = promisify(execFile);
 
 // `npm ci` refuses a lockfile that leaves out any optional dependency, even another platform's
 // binary; .ci/run proves it with `npm ci` on a clean clone, this test names the culprit quickly.
@@ -65,6 +71,38 @@ describe('package-lock.json', () => {
       cpu: ['arm64'],
       libc: ['glibc'],
     });
+  });
+
+  it('is what npm itself writes: `npm install` on a fresh clone leaves it byte for byte', async () => {
+    // A package-lock-only install reads and rewrites the lockfile as a full one does, without
+    // touching the node_modules every test shares; offline, since the lockfile names everything.
+    const clone = await fs.mkdtemp(path.join(os.tmpdir(), 'cairn-lock-'));
+    try {
+      for (const file of ['package.json', 'package-lock.json', '.npmrc'])
+        await fs.copyFile(file, path.join(clone, file));
+      await run(
+        'npm',
+        [
+          'install',
+          '--package-lock-only',
+          '--ignore-scripts',
+          '--offline',
+          '--no-audit',
+          '--no-fund',
+        ],
+        { cwd: clone },
+      );
+      const rewritten = await fs.readFile(path.join(clone, 'package-lock.json'), 'utf8');
+      expect(rewritten === (await fs.readFile('package-lock.json', 'utf8'))).toBe(true);
+    } finally {
+      await fs.rm(clone, { recursive: true, force: true });
+    }
+  }, 120_000);
+
+  it('names no tarball URL, on any machine’s npm configuration (.npmrc)', async () => {
+    expect(await fs.readFile('.npmrc', 'utf8')).toMatch(/^omit-lockfile-registry-resolved=true$/m);
+    const withUrl = Object.entries(lock.packages).filter(([, entry]) => 'resolved' in entry);
+    expect(withUrl.map(([lockPath]) => lockPath)).toEqual([]);
   });
 
   it('leaves chDB out of a server install (`npm ci --omit=optional`)', () => {

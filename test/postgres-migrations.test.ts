@@ -26,6 +26,9 @@ const DECLARED: { [Table in keyof Database]: true } = {
   outbox_retention: true,
   outbox_retention_marks: true,
   projection_changes: true,
+  projector_leases: true,
+  views: true,
+  view_embeds: true,
 };
 
 describe('Postgres migrations on a server', () => {
@@ -134,6 +137,7 @@ describe('Postgres migrations on a server', () => {
           created_assignee: null,
           created_status: 'open',
           first_completion: true,
+          started_at: null,
         },
         {
           project: 'beta',
@@ -142,8 +146,66 @@ describe('Postgres migrations on a server', () => {
           created_assignee: null,
           created_status: 'open',
           first_completion: false,
+          started_at: null,
         },
         { project: 'beta', status: 'completed' },
+      ]);
+    } finally {
+      await postgres.close();
+    }
+  });
+
+  it('gives tasks and completion facts from before 0018 their first move to in_progress, and no known blocked time', async () => {
+    const database = await createTestDatabase();
+    databases.push(database);
+    const before = await tempDir();
+    for (const file of expected.filter((name) => name < '0018')) {
+      await fs.copyFile(`${POSTGRES_MIGRATIONS_DIR}/${file}`, `${before}/${file}`);
+    }
+    const postgres = await openPostgres({ url: database.url });
+    try {
+      await migratePostgres(postgres.db, before);
+      await sql`insert into tasks (gid, business, name, status) values
+        ('worked', 'acme', 'worked', 'completed'), ('direct', 'acme', 'direct', 'completed')`.execute(
+        postgres.db,
+      );
+      const fact = (gid: string, kind: string, at: string, status: string) =>
+        sql`insert into outbox (kind, business, task_gid, payload, occurred_at)
+          values (${kind}, 'acme', ${gid}, ${JSON.stringify({ status })}, ${at})`.execute(
+          postgres.db,
+        );
+      // Completed once without working on it, then reopened, worked on twice and completed.
+      await fact('worked', 'task_created', '2026-11-01T09:00:00Z', 'open');
+      await fact('worked', 'task_completed', '2026-11-01T10:00:00Z', 'completed');
+      await fact('worked', 'task_updated', '2026-11-01T11:00:00Z', 'in_progress');
+      await fact('worked', 'task_updated', '2026-11-01T12:00:00Z', 'open');
+      await fact('worked', 'task_updated', '2026-11-01T13:00:00Z', 'in_progress');
+      await fact('worked', 'task_completed', '2026-11-02T09:30:00.250Z', 'completed');
+      await fact('direct', 'task_created', '2026-11-01T09:00:00Z', 'completed');
+      await fact('direct', 'task_completed', '2026-11-01T09:00:00Z', 'completed');
+
+      expect((await migratePostgres(postgres.db)).applied).toEqual(
+        expected.filter((name) => name >= '0018'),
+      );
+      // Their blocked spells were never recorded: no known blocked time.
+      const tasks = await sql`select gid, started_at, blocked_ms, blocked_since from tasks
+        order by gid`.execute(postgres.db);
+      expect(tasks.rows).toEqual([
+        { gid: 'direct', started_at: null, blocked_ms: null, blocked_since: null },
+        {
+          gid: 'worked',
+          started_at: new Date('2026-11-01T11:00:00Z'),
+          blocked_ms: null,
+          blocked_since: null,
+        },
+      ]);
+      const completions = await sql<{ task_gid: string; started_at: string | null }>`
+        select task_gid, payload->'started_at' as started_at from outbox
+        where kind = 'task_completed' order by id`.execute(postgres.db);
+      expect(completions.rows).toEqual([
+        { task_gid: 'worked', started_at: null },
+        { task_gid: 'worked', started_at: '2026-11-01T11:00:00.000Z' },
+        { task_gid: 'direct', started_at: null },
       ]);
     } finally {
       await postgres.close();

@@ -1,13 +1,12 @@
-import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
+import { spawnSync } from 'node:child_process';
 import fs from 'node:fs/promises';
-import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
-import { freePort } from '../dev-tools/private-servers.ts';
 import { useCairn } from './support/cairn.ts';
 import { waitFor } from './support/engines.ts';
 import { http } from './support/http.ts';
+import { startPrometheus, type TestPrometheus } from './support/prometheus-server.ts';
 
 // The operators' files: Prometheus rules with their `promtool test rules` files, and the
 // Grafana dashboard. promtool and the prometheus server come from Debian's prometheus package.
@@ -131,10 +130,8 @@ interface Panel {
 
 describe('a real Prometheus scraping a real Cairn, with the rules and the dashboard', () => {
   const cairn = useCairn();
-  let prometheus: ChildProcess;
+  let prometheus: TestPrometheus | undefined;
   let api: string;
-  let dir: string;
-  let log = '';
 
   // Prometheus's HTTP API answers {status, data}; the tests read what they need of `data`.
   const promApi = async (pathAndQuery: string): Promise<any> =>
@@ -149,7 +146,6 @@ describe('a real Prometheus scraping a real Cairn, with the rules and the dashbo
   };
 
   beforeAll(async () => {
-    dir = await fs.mkdtemp(path.join(os.tmpdir(), 'cairn-prometheus-'));
     const { rules } = await deployFiles();
     const config = {
       global: { scrape_interval: '1s', evaluation_interval: '1s' },
@@ -158,34 +154,8 @@ describe('a real Prometheus scraping a real Cairn, with the rules and the dashbo
         { job_name: 'cairn', static_configs: [{ targets: [new URL(cairn.url).host] }] },
       ],
     };
-    await fs.writeFile(path.join(dir, 'prometheus.yml'), JSON.stringify(config));
-    const port = await freePort();
-    api = `http://127.0.0.1:${port}`;
-    prometheus = spawn(
-      'prometheus',
-      [
-        `--config.file=${path.join(dir, 'prometheus.yml')}`,
-        `--storage.tsdb.path=${path.join(dir, 'data')}`,
-        `--web.listen-address=127.0.0.1:${port}`,
-        '--log.level=warn',
-      ],
-      { stdio: ['ignore', 'ignore', 'pipe'] },
-    );
-    prometheus.stderr!.on('data', (chunk) => {
-      log += chunk;
-    });
-    let failed: Error | undefined;
-    prometheus.on('error', (error) => {
-      failed = new Error(`prometheus: ${error.message} (apt-get install prometheus)`);
-    });
-    await waitFor(
-      async () => {
-        if (failed) throw failed;
-        if (prometheus.exitCode !== null) throw new Error(`prometheus exited: ${log}`);
-        return (await fetch(`${api}/-/ready`).catch(() => undefined))?.ok;
-      },
-      { timeoutMs: 20_000, intervalMs: 100 },
-    );
+    prometheus = await startPrometheus(config);
+    api = prometheus.api;
 
     // Light traffic on every path the dashboard and the SLOs watch, before and after the first
     // scrape (Prometheus applies new targets within 5 s), so that rates see it. Enough requests
@@ -245,12 +215,7 @@ describe('a real Prometheus scraping a real Cairn, with the rules and the dashbo
   }, 60_000);
 
   afterAll(async () => {
-    if (prometheus?.pid !== undefined && prometheus.exitCode === null) {
-      const exited = new Promise((resolve) => prometheus.once('exit', resolve));
-      prometheus.kill('SIGTERM');
-      await exited;
-    }
-    if (dir) await fs.rm(dir, { recursive: true, force: true });
+    await prometheus?.stop();
   });
 
   it('every metric the dashboard and the rules name is one Cairn exports', async () => {
@@ -378,6 +343,6 @@ describe('a real Prometheus scraping a real Cairn, with the rules and the dashbo
 
     const alerts = (await promApi('/api/v1/alerts')).data.alerts;
     expect(alerts, JSON.stringify(alerts)).toEqual([]);
-    expect(log).not.toMatch(/level=error/);
+    expect(prometheus?.log()).not.toMatch(/level=error/);
   });
 });

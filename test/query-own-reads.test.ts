@@ -219,7 +219,7 @@ describe('metadata rows_read and bytes_read count only the caller’s own rows',
       'facts',
       'rollup_business_day',
       'rollup_projects_blocked_day',
-      'rollup_business_15m',
+      'rollup_business_blocked_15m',
       'rollup_labels_day',
     ]) {
       await clickhouse.command({ query: `OPTIMIZE TABLE ${table} FINAL` });

@@ -1,11 +1,12 @@
 import { afterAll, describe, expect, it } from 'vitest';
 import { migrateClickHouse, openClickHouse } from '../libs/storage/clickhouse.ts';
 import { HEAVY_QUERY, loadFacts, untilQueued } from './support/analytics-load.ts';
+import { randomSecret } from './support/auth.ts';
 import { migratedPglite, tempDir } from './support/engines.ts';
 import { type HttpResult, http } from './support/http.ts';
 import { type ServerProcess, spawnServer } from './support/server-process.ts';
 
-const MASTER_KEY = 'query-shutdown-test-master-key-0123456789abcdef';
+const MASTER_KEY = randomSecret();
 
 describe('SIGTERM with analytics queries waiting on embedded engines', () => {
   let server: ServerProcess | undefined;

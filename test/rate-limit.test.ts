@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { randomSecret } from './support/auth.ts';
 import { useCairn } from './support/cairn.ts';
 import { type HttpResult, http } from './support/http.ts';
 
@@ -8,7 +9,7 @@ const rate = (res: HttpResult) => ({
   reset: Number(res.headers.get('x-ratelimit-reset')),
 });
 
-const env = { CAIRN_MASTER_KEY: 'rate-limit-master-key-0123456789' };
+const env = { CAIRN_MASTER_KEY: randomSecret() };
 
 describe('rate limits at the contract defaults', () => {
   const cairn = useCairn({ env });

@@ -1,8 +1,9 @@
+import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type PrivateServer, privateRedis } from '../dev-tools/private-servers.ts';
 import { ResultCache } from '../libs/analytics/execute/result-cache.ts';
 import { RedisResultStore } from '../libs/storage/redis-result-store.ts';
-import { MemoryResultStore, type ResultStore } from '../libs/storage/result-store.ts';
+import { ANY_TAG, MemoryResultStore, type ResultStore } from '../libs/storage/result-store.ts';
 import { SERVER_REDIS_URL, uniqueName } from './support/engines.ts';
 
 const entry = (fill: string) => fill.repeat(100);
@@ -32,11 +33,47 @@ async function expectBoundedLru(store: ResultStore) {
   for (let i = 0; i < 10; i++) expect(await store.set(`c${i}`, entry(String(i)))).toBe(0);
 }
 
+/**
+ * `forget(tag)` drops the entries stored with that tag and those read from every business, and
+ * nothing else; evicted and replaced entries leave no tag behind, and the bytes they held are
+ * free again.
+ */
+async function expectForgetByTag(store: ResultStore) {
+  await store.set('a', entry('a'), ['erased']);
+  await store.set('b', entry('b'), ['kept']);
+  await store.set('ab', entry('c'), ['kept', 'erased']);
+  await store.set('all', entry('d'), [ANY_TAG]);
+  await store.set('untagged', entry('e'));
+  // Re-stored without the tag: no longer the erased business's.
+  await store.set('moved', entry('f'), ['erased']);
+  await store.set('moved', entry('f'), ['kept']);
+  expect(await store.forget('erased')).toBe(3);
+  for (const gone of ['a', 'ab', 'all']) expect(await store.get(gone)).toBeUndefined();
+  for (const kept of ['b', 'untagged', 'moved'])
+    expect(await store.get(kept)).toBe(
+      kept === 'b' ? entry('b') : kept === 'moved' ? entry('f') : entry('e'),
+    );
+  expect(await store.forget('erased')).toBe(0);
+  // Three entries of 100 bytes left: seven more fit the 1,000 bytes without evicting.
+  for (let i = 0; i < 7; i++) expect(await store.set(`n${i}`, entry(String(i)), ['kept'])).toBe(0);
+  // Evicting drops an entry from its tags too: forgetting them later finds only live entries.
+  expect(await store.set('over', entry('o'), ['other'])).toBe(1);
+  expect(await store.forget('kept')).toBe(8);
+  expect(await store.get('over')).toBe(entry('o'));
+  expect(await store.get('untagged')).toBe(entry('e'));
+}
+
 describe('result stores', () => {
   it('memory: bounded in bytes, least recently used first', async () => {
     const store = new MemoryResultStore(1_000);
     await expectBoundedLru(store);
     expect(store.size.bytes).toBeLessThanOrEqual(1_000);
+  });
+
+  it('memory: forgets the entries of one business, and only those', async () => {
+    const store = new MemoryResultStore(1_000);
+    await expectForgetByTag(store);
+    expect(store.size).toEqual({ entries: 2, bytes: 200 });
   });
 
   describe('Redis', () => {
@@ -52,6 +89,24 @@ describe('result stores', () => {
 
     it('bounded in bytes, least recently used first', async () => {
       await expectBoundedLru(await open(uniqueName('cairn_rs')));
+    });
+
+    it('forgets the entries of one business, and only those, leaving no tag behind', async () => {
+      const prefix = uniqueName('cairn_rs');
+      await expectForgetByTag(await open(prefix));
+      const redis = new Redis(SERVER_REDIS_URL);
+      try {
+        const keys = (await redis.keys(`${prefix}:*`)).sort();
+        // Two entries left, untagged and of 'other': one tag set and its entry's tag list.
+        expect(keys.filter((key) => key.startsWith(`${prefix}:qcache:e:`))).toHaveLength(2);
+        expect(keys.filter((key) => key.startsWith(`${prefix}:qcache:t:`))).toHaveLength(1);
+        expect(keys.filter((key) => key.startsWith(`${prefix}:qcache:g:`))).toHaveLength(1);
+        // Tag keys do not spell the business's name.
+        expect(keys.some((key) => key.includes('other'))).toBe(false);
+        expect(Number(await redis.get(`${prefix}:qcache:bytes`))).toBe(200);
+      } finally {
+        redis.disconnect();
+      }
     });
 
     it('one cache for every instance: what one stores, another finds, and the bound is shared', async () => {

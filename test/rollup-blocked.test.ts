@@ -157,18 +157,45 @@ describe('blocked_tasks from the blocked changes each write records', () => {
     return builds;
   }
 
-  const REQUESTS: QueryRequest[] = [
-    { metrics: ['blocked_tasks', 'open_tasks'], dimensions: ['day'], period: 'this_month' },
-    { metrics: ['blocked_tasks'], dimensions: ['project'], period: 'last_7_days' },
-    { metrics: ['blocked_tasks'], dimensions: ['status', 'week'], period: 'this_month' },
-    { metrics: ['blocked_tasks', 'tasks_created'], dimensions: [], period: 'all_time' },
-    {
-      metrics: ['blocked_tasks'],
-      dimensions: ['day'],
-      period: 'this_month',
-      filters: [{ dimension: 'project', op: 'neq', values: ['gamma'] }],
-    },
-  ] as QueryRequest[];
+  const DAILY = 'rollup_projects_blocked_day';
+  /** Zones off UTC midnight read the quarter-hour rollup: Tokyo (+09:00), Kolkata (+05:30). */
+  const QUARTER_HOURLY = 'rollup_business_blocked_15m';
+  const REQUESTS: Array<[QueryRequest, string]> = [
+    [
+      { metrics: ['blocked_tasks', 'open_tasks'], dimensions: ['day'], period: 'this_month' },
+      DAILY,
+    ],
+    [{ metrics: ['blocked_tasks'], dimensions: ['project'], period: 'last_7_days' }, DAILY],
+    [{ metrics: ['blocked_tasks'], dimensions: ['status', 'week'], period: 'this_month' }, DAILY],
+    [{ metrics: ['blocked_tasks', 'tasks_created'], dimensions: [], period: 'all_time' }, DAILY],
+    [
+      {
+        metrics: ['blocked_tasks'],
+        dimensions: ['day'],
+        period: 'this_month',
+        filters: [{ dimension: 'project', op: 'neq', values: ['gamma'] }],
+      },
+      DAILY,
+    ],
+    [
+      {
+        metrics: ['blocked_tasks', 'open_tasks', 'completion_rate'],
+        dimensions: ['week'],
+        period: 'last_90_days',
+        timezone: 'Asia/Tokyo',
+      },
+      QUARTER_HOURLY,
+    ],
+    [
+      {
+        metrics: ['blocked_tasks', 'completion_rate'],
+        dimensions: ['day', 'status'],
+        period: 'this_month',
+        timezone: 'Asia/Kolkata',
+      },
+      QUARTER_HOURLY,
+    ],
+  ] as Array<[QueryRequest, string]>;
 
   /** Each request on the rollup and on facts: the same rows, and some tasks blocked. */
   async function answers(ch: ClickHouse, builds: RollupBuilds, businesses = [BUSINESS]) {
@@ -177,16 +204,18 @@ describe('blocked_tasks from the blocked changes each write records', () => {
       rollups: () => builds.ready(),
     };
     const out = [];
-    for (const request of REQUESTS) {
+    for (const [request, source] of REQUESTS) {
       const options = { signal: new AbortController().signal, businesses };
       const rollup = await runQuery(deps, request, options);
       const facts = await runQuery(deps, request, { ...options, source: 'facts' });
-      expect(rollup.metadata.source, JSON.stringify(request)).toBe('rollup_projects_blocked_day');
+      expect(rollup.metadata.source, JSON.stringify(request)).toBe(source);
       expect(rollup.data, JSON.stringify(request)).toEqual(facts.data);
       out.push(rollup.data);
     }
-    const blocked = (out[0] as Array<{ blocked_tasks: number }>).map((row) => row.blocked_tasks);
-    expect(Math.max(...blocked)).toBeGreaterThan(1);
+    for (const at of [0, 5]) {
+      const blocked = (out[at] as Array<{ blocked_tasks: number }>).map((row) => row.blocked_tasks);
+      expect(Math.max(...blocked)).toBeGreaterThan(1);
+    }
     return out;
   }
 

@@ -37,6 +37,8 @@ async function openPreRollupClickHouse(dataDir: string): Promise<ClickHouse> {
     '0003_due_on_date32.sql',
     // demo's facts name their creation's labels on completions (as the projector's now do).
     '0015_facts_creation_labels.sql',
+    // …and their work and blocked times.
+    '0023_facts_completion_times.sql',
   ];
   for (const file of files) {
     await fs.copyFile(path.join(CLICKHOUSE_MIGRATIONS_DIR, file), path.join(before, file));

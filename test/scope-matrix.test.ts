@@ -1,11 +1,11 @@
 import { beforeAll, describe, expect, it } from 'vitest';
 import type { Scope } from '../libs/auth/principal.ts';
 import type { Route } from '../libs/http/route.ts';
-import { ALL_SCOPES } from './support/auth.ts';
+import { ALL_SCOPES, randomSecret } from './support/auth.ts';
 import { useCairn } from './support/cairn.ts';
 import { http } from './support/http.ts';
 
-/** Every non-empty subset of the scopes: 15 token shapes. */
+/** Every non-empty subset of the scopes: 31 token shapes. */
 const SCOPE_SETS: Scope[][] = Array.from({ length: 2 ** ALL_SCOPES.length - 1 }, (_, i) =>
   ALL_SCOPES.filter((_, bit) => (i + 1) & (1 << bit)),
 );
@@ -16,9 +16,25 @@ const pathOf = (route: Route) =>
     name === 'id' ? 'tok_0000000000000000' : `missing-${name}`,
   );
 
+/**
+ * Public routes whose credential is in the path (an embed token): whoever calls, a made-up one
+ * is a 401 of their own, never a Bearer challenge (no bearer credential would open them).
+ */
+const pathCredential = (route: Route) => route.scope === null && route.path.startsWith('/embed/');
+
+/** What any principal gets from a route that asks nothing of it. */
+function expectPublic(route: Route, res: { status: number; headers: Headers }, label: string) {
+  if (pathCredential(route)) {
+    expect(res.status, label).toBe(401);
+    expect(res.headers.get('www-authenticate'), label).toBeNull();
+  } else {
+    expect([401, 403], label).not.toContain(res.status);
+  }
+}
+
 describe('scope matrix: every route × every principal', () => {
   const cairn = useCairn({
-    env: { CAIRN_MASTER_KEY: 'scope-matrix-master-key-01234567' },
+    env: { CAIRN_MASTER_KEY: randomSecret() },
     rateLimits: { anonymous: 10_000 },
   });
   beforeAll(async () => {
@@ -34,7 +50,7 @@ describe('scope matrix: every route × every principal', () => {
   it('covers the whole route table', () => {
     expect(cairn.routes.length).toBeGreaterThanOrEqual(4);
     for (const route of cairn.routes) {
-      expect([null, 'master', 'token', ...ALL_SCOPES]).toContain(route.scope);
+      expect([null, 'master', 'token', 'reader', ...ALL_SCOPES]).toContain(route.scope);
     }
   });
 
@@ -47,7 +63,7 @@ describe('scope matrix: every route × every principal', () => {
         const res = await call(route, headers);
         const label = `${route.method} ${route.path}`;
         if (route.scope === null) {
-          expect([401, 403], label).not.toContain(res.status);
+          expectPublic(route, res, label);
           continue;
         }
         expect(res.status, label).toBe(401);
@@ -60,7 +76,9 @@ describe('scope matrix: every route × every principal', () => {
     for (const route of cairn.routes) {
       const res = await call(route, cairn.master);
       const label = `${route.method} ${route.path}`;
-      if (route.scope === 'master' || route.scope === null) {
+      if (route.scope === null) {
+        expectPublic(route, res, label);
+      } else if (route.scope === 'master' || route.scope === 'reader') {
         expect([401, 403], label).not.toContain(res.status);
       } else if (route.scope === 'token') {
         // The master key is not an API token: it has no scopes, businesses or budget of its own.
@@ -79,16 +97,20 @@ describe('scope matrix: every route × every principal', () => {
       for (const route of cairn.routes) {
         const res = await call(route, headers);
         const label = `${route.method} ${route.path} with [${scopes.join(', ')}]`;
-        if (route.scope === null || route.scope === 'token') {
+        if (route.scope === null) {
+          expectPublic(route, res, label);
+        } else if (route.scope === 'token') {
           expect([401, 403], label).not.toContain(res.status);
         } else if (route.scope === 'master') {
           expect(res.status, label).toBe(403);
-        } else if (scopes.includes(route.scope)) {
+        } else if (scopes.includes(route.scope === 'reader' ? 'analytics:read' : route.scope)) {
           expect([401, 403], label).not.toContain(res.status);
         } else {
           expect(res.status, label).toBe(403);
           expect(res.headers.get('content-type'), label).toContain('application/problem+json');
-          expect(res.body.required_scope, label).toBe(route.scope);
+          expect(res.body.required_scope, label).toBe(
+            route.scope === 'reader' ? 'analytics:read' : route.scope,
+          );
         }
       }
     }

@@ -2,9 +2,11 @@ import { randomBytes } from 'node:crypto';
 import fs from 'node:fs/promises';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { generateMasterKey } from '../libs/auth/token-secret.ts';
 import type { Config } from '../libs/config/config.ts';
-import { loadConfig } from '../libs/config/config.ts';
+import { ConfigError, loadConfig } from '../libs/config/config.ts';
 import { KNOWN_WEAK_SECRETS } from '../libs/config/known-weak-secrets.ts';
+import { randomSecret } from './support/auth.ts';
 import { startTestCairn, type TestCairn } from './support/cairn.ts';
 import { testConfig } from './support/engines.ts';
 import { http } from './support/http.ts';
@@ -17,7 +19,7 @@ const SECRET_VARIABLES = [
 ] as const;
 
 /** A current key beside each variable, so a _PREVIOUS one is refused for itself alone. */
-const BESIDE = { CAIRN_MASTER_KEY: 'secrets-test-current-master-key-0123456789' };
+const BESIDE = { CAIRN_MASTER_KEY: randomBytes(32).toString('base64url') };
 
 /** The configuration problem a secret earns, or undefined when the value is accepted. */
 function refusal(variable: string, value: string): string | undefined {
@@ -31,17 +33,34 @@ function refusal(variable: string, value: string): string | undefined {
 
 const strongKey = () => randomBytes(36).toString('base64');
 
+/** What `openssl rand` prints for the sizes the documents suggest, and the generated key. */
+const GENERATORS: [string, () => string][] = [
+  ['openssl rand -base64 32', () => randomBytes(32).toString('base64')],
+  ['openssl rand -base64 48', () => randomBytes(48).toString('base64')],
+  ['openssl rand -hex 20', () => randomBytes(20).toString('hex')],
+  ['openssl rand -hex 32', () => randomBytes(32).toString('hex')],
+  ["the first start's generator", generateMasterKey],
+];
+
 describe('secrets: weak and example values are refused, naming the variable', () => {
+  const TOO_WEAK =
+    /is too weak: .*about 10\^\d+ guesses would find it, where a secret needs 10\^30/;
   const WEAK: [string, string, RegExp][] = [
     ['too short', 'short-but-random-Xq9!', /must be at least 32 characters/],
-    ['one character repeated', 'k'.repeat(40), /too weak \(one character repeated\)/],
-    ['few different characters', 'abcabcabcaabbccabcabcabcabcacbacbacb', /only 3 different/],
-    ['a shorter text repeated', 'Tr0ub4dor&3-'.repeat(3), /a shorter text repeated/],
-    ['a run', 'abcdefghijklmnopqrstuvwxyz0123456789', /a run of consecutive characters/],
-    ['a placeholder', 'please-change-me-before-going-live-42', /a placeholder/],
-    ['digits only', '31415926535897932384626433832795028841', /decimal digits only: at least 49/],
-    ['hex under 40', randomBytes(16).toString('hex'), /hexadecimal digits only: at least 40/],
-    ['lowercase only', 'correcthorsebatterystaplewordsfour', /lowercase letters only: at least 35/],
+    ['one character repeated', 'k'.repeat(40), /made of repeated text/],
+    ['few different characters', 'abcabcabcaabbccabcabcabcabcacbacbacb', TOO_WEAK],
+    ['a shorter text repeated', 'Tr0ub4dor&3-'.repeat(3), /made of repeated text/],
+    ['a run', 'abcdefghijklmnopqrstuvwxyz0123456789', /runs like "abc" or "123"/],
+    ['a keyboard pattern', 'qwertyuiqwertyuiqwertyuiqwertyuZ', TOO_WEAK],
+    ['a placeholder', 'please-change-me-before-going-live-42', TOO_WEAK],
+    ['words', 'correcthorsebatterystaplewordsfour', /words or passwords in common use/],
+    ['a password, repeated', 'Password1!Password2!Password3!Pa', TOO_WEAK],
+    [
+      'a sentence',
+      'thisismysupersecretmasterkeyforcairn',
+      /words a Cairn secret would be named by/,
+    ],
+    ['the same in l33t', 'th1s1smysup3rs3cr3tm4st3rk3yf0rc41rn', TOO_WEAK],
   ];
 
   it.each(WEAK)('refuses %s for every secret variable', (_, value, why) => {
@@ -51,6 +70,24 @@ describe('secrets: weak and example values are refused, naming the variable', ()
       expect(message).toMatch(why);
       // The value is never echoed: start-up errors end up in logs.
       expect(message).not.toContain(value);
+    }
+  });
+
+  it('refuses whitespace and characters outside printable ASCII: such a key could never be sent', () => {
+    const key = randomBytes(24).toString('base64url');
+    const cases: [string, RegExp][] = [
+      [`${key} ${key}`, /holds whitespace, so it could never be sent in an Authorization header/],
+      [`${key}\t${key}`, /holds whitespace/],
+      [`${key}é${key}`, /holds characters outside printable ASCII/],
+      [`${key}\u0001${key}`, /holds characters outside printable ASCII/],
+      [`${key}\u{1F511}${key}`, /holds characters outside printable ASCII/],
+    ];
+    for (const variable of SECRET_VARIABLES) {
+      for (const [value, why] of cases) {
+        const message = refusal(variable, value);
+        expect(message, JSON.stringify(value)).toMatch(new RegExp(`${variable} ${why.source}`));
+        expect(message).not.toContain(key);
+      }
     }
   });
 
@@ -67,21 +104,25 @@ describe('secrets: weak and example values are refused, naming the variable', ()
     }
   });
 
-  it('accepts what a generator makes, and the keys the test suite starts servers with', () => {
-    const generated = [
-      strongKey(),
-      randomBytes(24).toString('base64url'),
-      randomBytes(20).toString('hex'),
-      randomBytes(24).toString('hex').toUpperCase(),
-      // test/*.test.ts start servers with keys like these; bench/ with the cursor secret.
-      'rate-limit-master-key-0123456789',
-      'test-master-key-0123456789abcdef',
-      'scope-matrix-master-key-01234567',
-      'bench-cursor-secret-bench-cursor-secret',
-    ];
-    for (const value of generated) {
-      for (const variable of SECRET_VARIABLES)
+  it.each(GENERATORS)(
+    'accepts every key %s makes (many draws)',
+    (_, generate) => {
+      // Each draw is a fresh key: a check that refused one random key in a few hundred would
+      // fail here sooner or later.
+      for (let draw = 0; draw < 100; draw++) {
+        const value = generate();
+        const variable = SECRET_VARIABLES[draw % SECRET_VARIABLES.length] as string;
         expect(refusal(variable, value), value).toBeUndefined();
+      }
+    },
+    120_000,
+  );
+
+  it('accepts the keys the test suite starts servers with', () => {
+    for (const value of [strongKey(), randomSecret(), randomBytes(24).toString('hex')]) {
+      for (const variable of SECRET_VARIABLES) {
+        expect(refusal(variable, value), value).toBeUndefined();
+      }
     }
   });
 
@@ -181,6 +222,60 @@ describe('secrets: no example in the repository slips past the list', () => {
         expect(refusal(secret, value), where).toMatch(new RegExp(`${secret} `));
       }
     }
+  });
+});
+
+describe('secrets: DATA_DIR/master.key passes the same check', () => {
+  /** Starts an embedded Cairn whose data directory already holds `key` as its master key. */
+  async function startWithKeyFile(
+    key: string,
+  ): Promise<{ file: string; error: unknown; issued?: number }> {
+    const setup = await testConfig({}, { servers: false });
+    const file = path.join(setup.config.dataDir, 'master.key');
+    await fs.mkdir(setup.config.dataDir, { recursive: true });
+    await fs.writeFile(file, `${key}\n`, { mode: 0o600 });
+    try {
+      const cairn = await startTestCairn({ config: setup.config, issueToken: false });
+      try {
+        expect(cairn.masterKey.value).toBe(key);
+        const issued = await http(cairn.url, 'POST', '/api/v1/tokens', {
+          body: {
+            name: 'from-file',
+            scopes: ['workflows:read'],
+            businesses: ['acme'],
+            kind: 'user',
+          },
+          headers: { Authorization: `Bearer ${key}` },
+        });
+        return { file, error: undefined, issued: issued.status };
+      } finally {
+        await cairn.close();
+      }
+    } catch (error) {
+      return { file, error };
+    } finally {
+      await setup.cleanup();
+    }
+  }
+
+  it.each([
+    ['changeme', 'changeme', /must be at least 32 characters/],
+    ['a sentence', 'thisismysupersecretmasterkeyforcairn', /is too weak/],
+    ['a password, repeated', 'Password1!Password2!Password3!Pa', /is too weak/],
+    ['a space', `${randomSecret()} ${randomSecret()}`, /holds whitespace/],
+    ['a non-ASCII character', `${randomSecret()}·${randomSecret()}`, /outside printable ASCII/],
+  ])('refuses to start on a key file holding %s, naming the file', async (_, key, why) => {
+    const { file, error } = await startWithKeyFile(key);
+    expect(error).toBeInstanceOf(ConfigError);
+    const message = (error as Error).message;
+    expect(message).toMatch(why);
+    expect(message.startsWith(`${file} `)).toBe(true);
+    expect(message).not.toContain(key);
+  });
+
+  it('starts on a strong key file and serves the token endpoints with it', async () => {
+    const key = randomBytes(32).toString('base64');
+    expect(await startWithKeyFile(key)).toMatchObject({ error: undefined, issued: 201 });
   });
 });
 

@@ -3,6 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openClickHouse } from '../libs/storage/clickhouse.ts';
 import { openPostgres, type Postgres } from '../libs/storage/postgres.ts';
 import { projectAll } from './support/analytics.ts';
+import { randomSecret } from './support/auth.ts';
 import {
   createTestDatabase,
   SERVER_REDIS_URL,
@@ -14,7 +15,7 @@ import { http } from './support/http.ts';
 import { projectionTotals } from './support/projection-invariants.ts';
 import { spawnServer } from './support/server-process.ts';
 
-const MASTER_KEY = 'shutdown-test-master-key-0123456789abcdef';
+const MASTER_KEY = randomSecret();
 
 describe('SIGTERM under load', () => {
   let database: TestDatabase;

@@ -1,5 +1,6 @@
 import { brotliCompressSync, gzipSync } from 'node:zlib';
 import { beforeAll, describe, expect, it } from 'vitest';
+import { randomSecret } from './support/auth.ts';
 import { unlimited, useCairn } from './support/cairn.ts';
 import { type HttpResult, http } from './support/http.ts';
 
@@ -7,7 +8,7 @@ import { type HttpResult, http } from './support/http.ts';
 describe('strict input', () => {
   let gid: string;
   const cairn = useCairn({
-    env: { CAIRN_MASTER_KEY: 'strict-input-master-key-0123456789' },
+    env: { CAIRN_MASTER_KEY: randomSecret() },
     rateLimits: unlimited(),
     businesses: ['si'],
   });

@@ -1,4 +1,5 @@
 import { beforeAll, describe, expect, it } from 'vitest';
+import { randomSecret } from './support/auth.ts';
 import { useCairn } from './support/cairn.ts';
 import { http } from './support/http.ts';
 import { openApiValidator } from './support/openapi-validator.ts';
@@ -19,7 +20,7 @@ describe('GET /api/v1/tokens and /api/v1/tokens/self', () => {
   const bearer = (token: string) => ({ Authorization: `Bearer ${token}` });
 
   const cairn = useCairn({
-    env: { CAIRN_MASTER_KEY: 'self-service-master-key-012345678' },
+    env: { CAIRN_MASTER_KEY: randomSecret() },
     rateLimits: { user: 700 },
     issueToken: false,
   });

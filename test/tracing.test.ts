@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../libs/config/config.ts';
 import { createLogger } from '../libs/observability/logger.ts';
-import { useCairn } from './support/cairn.ts';
+import { type TestCairnOptions, useCairn } from './support/cairn.ts';
 import { waitFor } from './support/engines.ts';
 import { http } from './support/http.ts';
 import { otlpReceiver, type ReceivedSpan } from './support/otlp-receiver.ts';
@@ -10,28 +10,34 @@ import { otlpReceiver, type ReceivedSpan } from './support/otlp-receiver.ts';
 const hex = (bytes: number) => randomBytes(bytes).toString('hex');
 const OTLP_SERVER = 2;
 
+/** A Cairn sending its spans to an OTLP receiver of its own, with these `OTEL_*` settings. */
+function useTracedCairn(env: Record<string, string>, options: Omit<TestCairnOptions, 'env'> = {}) {
+  const receiver = otlpReceiver();
+  beforeAll(() => receiver.start());
+  afterAll(() => receiver.close());
+  const cairn = useCairn(() => ({
+    ...options,
+    env: { OTEL_EXPORTER_OTLP_ENDPOINT: receiver.url, OTEL_BSP_SCHEDULE_DELAY: '50', ...env },
+  }));
+  return { receiver, cairn };
+}
+
 // Both protocols must bring the collector the same span tree: every test runs with each.
 describe.each([
   { protocol: 'http/json', contentType: 'application/json' },
   { protocol: 'http/protobuf', contentType: 'application/x-protobuf' },
 ])('tracing with an OTLP endpoint ($protocol)', ({ protocol, contentType }) => {
-  const receiver = otlpReceiver();
   const logLines: string[] = [];
-  beforeAll(() => receiver.start());
-  afterAll(() => receiver.close());
-  const cairn = useCairn(() => ({
-    env: {
-      OTEL_EXPORTER_OTLP_ENDPOINT: receiver.url,
-      OTEL_EXPORTER_OTLP_PROTOCOL: protocol,
-      OTEL_SERVICE_NAME: 'cairn-under-test',
-      OTEL_BSP_SCHEDULE_DELAY: '50',
+  const { receiver, cairn } = useTracedCairn(
+    { OTEL_EXPORTER_OTLP_PROTOCOL: protocol, OTEL_SERVICE_NAME: 'cairn-under-test' },
+    {
+      logger: createLogger('info', {
+        write: (line: string) => {
+          logLines.push(line);
+        },
+      }),
     },
-    logger: createLogger('info', {
-      write: (line: string) => {
-        logLines.push(line);
-      },
-    }),
-  }));
+  );
 
   const traceId = hex(16);
   const childrenOf = (parent: ReceivedSpan) =>
@@ -185,6 +191,128 @@ describe.each([
     expect(classic.headers.get('content-type')).toContain('text/plain');
     expect(classic.text).toMatch(/^cairn_projector_facts_projected_total\{/m);
     expect(classic.text).not.toContain('# {trace_id');
+  });
+});
+
+/**
+ * A caller asking to be sampled every way it can: the sampled flag, on a trace id that
+ * `traceidratio` always samples (its hash of the id is `n`, under the bound of any ratio from
+ * one in a million up).
+ */
+const askingToBeSampled = (n: number) => `00-${n.toString(16).padStart(32, '0')}-${hex(8)}-01`;
+const traceOf = (traceparent: string) => traceparent.split('-')[1] as string;
+
+// A ratio so small that, in these tests, a request without parent is never sampled: only a
+// caller's traceparent could have one sampled.
+describe.each([
+  { sampler: 'parentbased_traceidratio', ratio: '0.000001' },
+  { sampler: 'traceidratio', ratio: '0.000001' },
+])(
+  'tracing: a traceparent decides sampling only with a valid token ($sampler)',
+  ({ sampler, ratio }) => {
+    const { receiver, cairn } = useTracedCairn({
+      OTEL_TRACES_SAMPLER: sampler,
+      OTEL_TRACES_SAMPLER_ARG: ratio,
+    });
+    const get = (path: string, headers: Record<string, string>) =>
+      http(cairn.url, 'GET', path, { headers });
+
+    it('an anonymous or invalid caller keeps its trace id but is never sampled for it', async () => {
+      const callers: [string, string, Record<string, string>][] = [
+        ['no token', '/api/v1/tasks/no-such-task', {}],
+        [
+          'a made-up token',
+          '/api/v1/tasks/no-such-task',
+          { Authorization: `Bearer cairn_${hex(32)}` },
+        ],
+        ['a free path', '/healthz', {}],
+      ];
+      const sent: string[] = [];
+      for (const [who, path, headers] of callers) {
+        for (let i = 0; i < 5; i++) {
+          const traceparent = askingToBeSampled(1 + sent.length);
+          const res = await get(path, { ...headers, traceparent });
+          expect(res.status, who).toBe(path === '/healthz' ? 200 : 401);
+          // Correlated (the same trace id), not sampled, and no trace named in the problem.
+          expect(res.headers.get('traceparent'), who).toMatch(
+            new RegExp(`^00-${traceOf(traceparent)}-[0-9a-f]{16}-00$`),
+          );
+          expect(res.body.trace_id, who).toBeUndefined();
+          sent.push(traceOf(traceparent));
+        }
+      }
+      // A token holder's request, sent last: once its spans are in, none of the others' would
+      // still be on the way (one exporter, batches in order).
+      const trusted = askingToBeSampled(100);
+      const res = await get('/api/v1/tasks/no-such-task', { ...cairn.auth, traceparent: trusted });
+      expect(res.status).toBe(404);
+      await waitFor(async () => receiver.spans.some((s) => s.traceId === traceOf(trusted)));
+      expect(receiver.spans.filter((s) => sent.includes(s.traceId))).toEqual([]);
+    });
+
+    it('a valid token’s traceparent is followed, its credential check recorded under it', async () => {
+      const traceparent = askingToBeSampled(200);
+      const [, traceId, callerSpan] = traceparent.split('-') as [string, string, string];
+      const res = await get('/api/v1/tasks/no-such-task', { ...cairn.auth, traceparent });
+      expect(res.status).toBe(404);
+      expect(res.body.trace_id).toBe(traceId);
+      const request = await waitFor(async () =>
+        receiver.spans.find((s) => s.traceId === traceId && s.parentSpanId === callerSpan),
+      );
+      expect(res.headers.get('traceparent')).toBe(`00-${traceId}-${request.spanId}-01`);
+      expect(request.name).toBe('GET /api/v1/tasks/:gid');
+      const check = await waitFor(async () =>
+        receiver.spans.find((s) => s.parentSpanId === request.spanId && s.name === 'authenticate'),
+      );
+      expect(check.traceId).toBe(traceId);
+
+      // Without the flag, on an ordinary id, the holder's request is left out as the sampler says.
+      const quiet = await get('/api/v1/tasks/no-such-task', {
+        ...cairn.auth,
+        traceparent: `00-${hex(16)}-${hex(8)}-00`,
+      });
+      expect(quiet.body.trace_id).toBeUndefined();
+    });
+  },
+);
+
+/**
+ * A random trace id that `traceidratio` hashes (the XOR of its four 32-bit words) to `hash`:
+ * 0xffffffff is over the bound of any ratio below 1, so it samples no span of that trace by id.
+ */
+function hashingTo(hash: number): string {
+  const words = [1, 2, 3].map(() => randomBytes(4).readUInt32BE());
+  const first = words.reduce((acc, word) => (acc ^ word) >>> 0, hash);
+  return [first, ...words].map((word) => word.toString(16).padStart(8, '0')).join('');
+}
+
+describe('tracing: an anonymous request the ratio keeps is traced whole (traceidratio)', () => {
+  const { receiver, cairn } = useTracedCairn({
+    OTEL_TRACES_SAMPLER: 'traceidratio',
+    OTEL_TRACES_SAMPLER_ARG: '0.9',
+  });
+
+  it('its own spans follow its draw, not the hash of the trace id the caller chose', async () => {
+    const kept: { traceId: string; spanId: string }[] = [];
+    for (let i = 0; i < 10; i++) {
+      const traceId = hashingTo(0xffffffff);
+      const res = await http(cairn.url, 'GET', '/api/v1/tasks/no-such-task', {
+        headers: { traceparent: `00-${traceId}-${hex(8)}-00` },
+      });
+      expect(res.status).toBe(401);
+      const [, answered, spanId, flags] = (res.headers.get('traceparent') ?? '').split('-');
+      expect(answered).toBe(traceId);
+      if (flags === '01') kept.push({ traceId, spanId: spanId as string });
+    }
+    // Nine in ten by the draw: none kept in ten would be a one in ten billion chance.
+    expect(kept.length).toBeGreaterThan(0);
+    for (const { traceId, spanId } of kept) {
+      await waitFor(async () => receiver.spans.some((s) => s.spanId === spanId));
+      const check = await waitFor(async () =>
+        receiver.spans.find((s) => s.parentSpanId === spanId && s.name === 'authenticate'),
+      );
+      expect(check.traceId).toBe(traceId);
+    }
   });
 });
 

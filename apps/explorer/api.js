@@ -65,24 +65,25 @@ export async function api(method, path, body) {
 /**
  * A GET that revalidates what the caller kept from the same URL (`{url, etag, body}`): it sends
  * `If-None-Match` with that ETag, and on a 304 gives the kept answer back, marked `reused`.
- * Otherwise the new answer, with its ETag to keep in turn.
+ * Otherwise the new answer, with its ETag to keep in turn. `signal` cancels it (an AbortError).
  */
-export async function revalidate(path, kept) {
+export async function revalidate(path, kept, signal) {
   const headers = authorized();
   const held = kept?.url === path && kept.etag ? kept : null;
   if (held) headers['If-None-Match'] = held.etag;
   // The browser's own cache stays out of it: the page keeps the answer and asks itself.
-  const response = await fetch(path, { headers, cache: 'no-store' });
+  const response = await fetch(path, { headers, cache: 'no-store', signal });
   if (response.status === 304 && held) return { ...held, reused: true };
   const body = await readAnswer(response);
   return { url: path, etag: response.headers.get('ETag'), body, reused: false };
 }
 
 /**
- * The same GET as CSV (`Accept: text/csv`), saved by the browser under the name the server
- * gives in `Content-Disposition`.
+ * The rows of a `GET /api/v1/query?q=…` as a CSV file from the export operation, saved by the
+ * browser under the name the server gives in `Content-Disposition`.
  */
-export async function downloadCsv(path) {
+export async function downloadCsv(queryPath) {
+  const path = queryPath.replace(/^\/api\/v1\/query\?/, '/api/v1/query/export?');
   const response = await fetch(path, {
     headers: { ...authorized(), Accept: 'text/csv' },
     cache: 'no-store',

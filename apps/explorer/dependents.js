@@ -4,14 +4,29 @@ import { formatLabel } from './format.js';
 
 const PAGE_SIZE = 10;
 const FIELDS = 'status,assignee,project';
-/** What the API takes as a task's gid; anything else can only be (part of) a name. */
-const GID = /^[A-Za-z0-9_-]{1,64}$/;
+/** A name search's fields: a match is told apart by its business and status too. */
+const SEARCH_FIELDS = 'business,status,project';
+/**
+ * What Cairn issues as a task's gid (a UUID): only text of that shape is looked up as an ID.
+ * Anything else is a name to search for, never tried as an ID first (which would cost a 404).
+ */
+const TASK_ID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 /** The shortest text the task list's name search (`q`) takes. */
 const MIN_SEARCH = 3;
 
 const WORDS = {
-  dependents: { one: 'dependent', many: 'dependents', none: 'No task depends on this one.' },
-  dependencies: { one: 'dependency', many: 'dependencies', none: 'This task waits for no task.' },
+  dependents: {
+    one: 'dependent',
+    many: 'dependents',
+    walk: 'Dependents',
+    none: 'No task depends on this one.',
+  },
+  dependencies: {
+    one: 'dependency',
+    many: 'dependencies',
+    walk: 'Dependencies',
+    none: 'This task waits for no task.',
+  },
 };
 
 /**
@@ -89,34 +104,58 @@ export function createDependents({ onTask }) {
     }
   }
 
+  function item(task) {
+    const { walk } = words();
+    const name = task.name ?? task.gid;
+    return el(
+      'li',
+      { 'data-gid': task.gid, 'data-depth': String(task.depth ?? 1) },
+      el('strong', {}, name),
+      el('span', { class: 'depth' }, `depth ${task.depth ?? 1}`),
+      el('span', { class: `state state-${task.status}` }, formatLabel(task.status)),
+      el('span', { class: 'tag' }, `${formatLabel(task.assignee)} · ${formatLabel(task.project)}`),
+      el('span', { class: 'gid' }, task.gid),
+      // The visible word is the start of the accessible name, so speech input finds it.
+      el(
+        'button',
+        { type: 'button', class: 'link', onclick: () => open(task.gid, task.name) },
+        walk,
+        el('span', { class: 'visually-hidden' }, ` of ${name}`),
+      ),
+    );
+  }
+
+  /** At any depth, the page's tasks grouped by how far they are, each group folding away. */
+  function grouped(tasks) {
+    const byDepth = new Map();
+    for (const task of tasks) {
+      const depthOf = task.depth ?? 1;
+      byDepth.set(depthOf, [...(byDepth.get(depthOf) ?? []), task]);
+    }
+    const { one, many } = words();
+    return [...byDepth]
+      .sort((a, b) => a[0] - b[0])
+      .map(([depthOf, members]) =>
+        el(
+          'li',
+          { class: 'depth-group', 'data-group-depth': String(depthOf) },
+          el(
+            'details',
+            { open: true },
+            el(
+              'summary',
+              {},
+              `${depthOf === 1 ? 'Directly linked' : `${depthOf} links away`}: ${members.length} ${members.length === 1 ? one : many}`,
+            ),
+            el('ul', {}, members.map(item)),
+          ),
+        ),
+      );
+  }
+
   function render(answer) {
     const { one, many, none } = words();
-    const walk = direction.value === 'dependents' ? 'Dependents' : 'Dependencies';
-    list.replaceChildren(
-      ...answer.data.map((task) => {
-        const name = task.name ?? task.gid;
-        return el(
-          'li',
-          { 'data-gid': task.gid, 'data-depth': String(task.depth ?? 1) },
-          el('strong', {}, name),
-          el('span', { class: 'depth' }, `depth ${task.depth ?? 1}`),
-          el('span', { class: `state state-${task.status}` }, formatLabel(task.status)),
-          el(
-            'span',
-            { class: 'tag' },
-            `${formatLabel(task.assignee)} · ${formatLabel(task.project)}`,
-          ),
-          el('span', { class: 'gid' }, task.gid),
-          // The visible word is the start of the accessible name, so speech input finds it.
-          el(
-            'button',
-            { type: 'button', class: 'link', onclick: () => open(task.gid, task.name) },
-            walk,
-            el('span', { class: 'visually-hidden' }, ` of ${name}`),
-          ),
-        );
-      }),
-    );
+    list.replaceChildren(...(depth.value === 'all' ? grouped(answer.data) : answer.data.map(item)));
     const shown = answer.data.length;
     const more = answer.pagination?.has_more === true;
     const filtered = statusFilter.value ? ` ${statusFilter.value}` : '';
@@ -180,7 +219,7 @@ export function createDependents({ onTask }) {
       per_page: '10',
       sort: 'name',
       order: 'asc',
-      opt_fields: FIELDS,
+      opt_fields: SEARCH_FIELDS,
     });
     let answer;
     try {
@@ -192,7 +231,7 @@ export function createDependents({ onTask }) {
     if (mine !== generation) return;
     const found = answer.data;
     if (found.length === 0) {
-      fail(`No task ID (gid) or name matches “${text}”.`);
+      fail(`No task’s name contains “${text}” (a task ID is a UUID).`);
       return;
     }
     if (found.length === 1) {
@@ -211,8 +250,8 @@ export function createDependents({ onTask }) {
             { type: 'button', class: 'link', onclick: () => begin(task.gid, task.name) },
             task.name,
           ),
-          el('span', { class: 'state' }, formatLabel(task.status)),
-          el('span', { class: 'tag' }, formatLabel(task.project)),
+          el('span', { class: `state state-${task.status}` }, formatLabel(task.status)),
+          el('span', { class: 'tag' }, `${task.business} · ${formatLabel(task.project)}`),
           el('span', { class: 'gid' }, task.gid),
         ),
       ),
@@ -230,7 +269,7 @@ export function createDependents({ onTask }) {
     clear('Looking for the task…');
     trail = [];
     trailNav.replaceChildren();
-    if (!GID.test(text)) {
+    if (!TASK_ID.test(text)) {
       if (text.length < MIN_SEARCH) {
         fail(`Enter a task ID, or at least ${MIN_SEARCH} characters of a task's name.`);
         return;
@@ -238,23 +277,23 @@ export function createDependents({ onTask }) {
       await search(text);
       return;
     }
+    await openById(text);
+  }
+
+  /** A task by its ID: its name for the trail, then its list. */
+  async function openById(gid) {
     const mine = ++generation;
     try {
-      const task = (await api('GET', `/api/v1/tasks/${encodeURIComponent(text)}?opt_fields=status`))
+      const task = (await api('GET', `/api/v1/tasks/${encodeURIComponent(gid)}?opt_fields=status`))
         .data;
       if (mine === generation) begin(task.gid, task.name);
     } catch (err) {
       if (mine !== generation) return;
-      // Not a task's ID: perhaps a word of its name.
-      if (err instanceof ApiError && err.status === 404 && text.length >= MIN_SEARCH) {
-        await search(text);
-      } else {
-        fail(
-          err instanceof ApiError && err.status === 404
-            ? `No task has the ID “${text}”.`
-            : explain(err),
-        );
-      }
+      fail(
+        err instanceof ApiError && err.status === 404
+          ? `No task has the ID “${gid}”.`
+          : explain(err),
+      );
     }
   }
 
@@ -282,7 +321,8 @@ export function createDependents({ onTask }) {
     /** Opens a task from the URL. */
     start(gid) {
       input.value = gid;
-      form.requestSubmit();
+      clear('Looking for the task…');
+      openById(gid);
     },
   };
 }

@@ -14,12 +14,75 @@ export function formatValue(value, column) {
   if (value === null || value === undefined) return '—';
   if (typeof value !== 'number') return String(value);
   if (column?.unit === 'ratio') return percent.format(value);
+  if (column?.unit === 'hours') return formatHours(value);
   return column?.type === 'integer' ? integer.format(value) : decimal.format(value);
 }
 
 /** An axis tick: like a value, but never rounded to a neighbour's label. */
-export const formatTick = (value, column) =>
-  column?.unit === 'ratio' ? percent.format(value) : decimal.format(value);
+export function formatTick(value, column) {
+  if (column?.unit === 'ratio') return percent.format(value);
+  if (column?.unit === 'hours') return formatHours(value);
+  return decimal.format(value);
+}
+
+/**
+ * Hours as days, hours and minutes, the two largest that apply: 490.07 → "20 d 10 h",
+ * 5.5 → "5 h 30 min", 0.25 → "15 min".
+ */
+export function formatHours(hours) {
+  if (!Number.isFinite(hours)) return '—';
+  const sign = hours < 0 ? '−' : '';
+  const minutes = Math.round(Math.abs(hours) * 60);
+  if (minutes === 0) return '0 h';
+  if (minutes < 60) return `${sign}${minutes} min`;
+  if (minutes < 24 * 60) {
+    const [h, m] = [Math.floor(minutes / 60), minutes % 60];
+    return `${sign}${h} h${m ? ` ${m} min` : ''}`;
+  }
+  const wholeHours = Math.round(minutes / 60);
+  const [d, h] = [Math.floor(wholeHours / 24), wholeHours % 24];
+  return `${sign}${d} d${h ? ` ${h} h` : ''}`;
+}
+
+const dateFormats = new Map();
+const dateFormat = (options) => {
+  const key = JSON.stringify(options);
+  if (!dateFormats.has(key)) dateFormats.set(key, new Intl.DateTimeFormat(undefined, options));
+  return dateFormats.get(key);
+};
+
+/**
+ * A time bucket's label in the reader's locale, one format per dimension everywhere on the page
+ * (exports keep ISO): a day or a week by its date, a month by month and year, a quarter as
+ * "Q4 2026", an hour by its date and time in the query's zone.
+ */
+export function formatBucket(label, dimension, timeZone) {
+  if (label === null || label === undefined) return NONE_LABEL;
+  if (dimension === 'hour' && hasOffset(label)) {
+    const instant = new Date(label);
+    if (Number.isNaN(instant.getTime())) return String(label);
+    return dateFormat({
+      month: 'short',
+      day: 'numeric',
+      hour: '2-digit',
+      minute: '2-digit',
+      timeZone,
+      timeZoneName: 'short',
+    }).format(instant);
+  }
+  const seconds = wallClockSeconds(label);
+  if (seconds === null) return String(label);
+  const date = new Date(seconds * 1000);
+  if (dimension === 'quarter') {
+    return `Q${Math.floor(date.getUTCMonth() / 3) + 1} ${date.getUTCFullYear()}`;
+  }
+  if (dimension === 'month') {
+    return dateFormat({ year: 'numeric', month: 'short', timeZone: 'UTC' }).format(date);
+  }
+  return dateFormat({ year: 'numeric', month: 'short', day: 'numeric', timeZone: 'UTC' }).format(
+    date,
+  );
+}
 
 export const formatChange = (value) =>
   value === null || value === undefined ? '—' : signedPercent.format(value);

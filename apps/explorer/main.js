@@ -2,11 +2,14 @@ import { ApiError, api, curlFor, downloadCsv, revalidate, token } from './api.js
 import { createDependents } from './dependents.js';
 import { byId, el, say } from './dom.js';
 import { clearIssues, showIssues } from './field-errors.js';
+import { createFlow } from './flow.js';
 import { createQueryForm } from './query-form.js';
 import { describeResult } from './result-model.js';
 import { renderMetadata, renderWarnings } from './result-notes.js';
 import { drawChart } from './results-chart.js';
 import { renderTable } from './results-table.js';
+import { createViews } from './views-panel.js';
+import { labelOf } from './words.js';
 
 const ui = {
   tokenForm: byId('token-form'),
@@ -17,6 +20,10 @@ const ui = {
   queryError: byId('query-error'),
   results: byId('results'),
   status: byId('status'),
+  progress: byId('progress'),
+  stale: byId('stale'),
+  runButton: byId('run'),
+  cancel: byId('cancel'),
   problem: byId('problem'),
   resultActions: byId('result-actions'),
   warnings: byId('warnings'),
@@ -29,6 +36,7 @@ const ui = {
   table: byId('table'),
   metadata: byId('metadata'),
   metadataList: byId('metadata-list'),
+  engineList: byId('engine-list'),
 };
 
 let form = null;
@@ -38,6 +46,9 @@ let lastResult = null;
 /** The last answer of `GET /api/v1/query` with its URL and ETag: a re-run revalidates it. */
 let lastAnswer = null;
 let chart = null;
+let tokenBusinesses = [];
+/** The query in flight, to cancel; a newer run cancels an older one. */
+let running = null;
 
 const urlState = () => {
   const params = new URLSearchParams(location.search);
@@ -65,7 +76,7 @@ async function identify() {
   try {
     const self = (await api('GET', '/api/v1/tokens/self')).data;
     const expiry = self.expires_at
-      ? `expires ${new Date(self.expires_at).toLocaleDateString()}`
+      ? `expires ${new Intl.DateTimeFormat(undefined, { dateStyle: 'medium' }).format(new Date(self.expires_at))}`
       : 'never expires';
     say(
       ui.whoami,
@@ -90,34 +101,92 @@ async function prepareForm(businesses) {
     const members =
       openapi.paths['/api/v1/query']?.post?.requestBody?.content?.['application/json']?.schema
         ?.properties ?? {};
-    form = createQueryForm({ catalog, members });
+    form = createQueryForm({ catalog, members, suggest: suggestValues });
   }
+  tokenBusinesses = businesses;
   form.setBusinesses(businesses);
+  flow.prepare(businesses, catalog);
+  views.refresh();
   const { body, task } = urlState();
   form.write(body ?? {});
-  if (body) run(body);
+  // A link's query runs as it is; without one the ticked defaults run, so a token shows numbers.
+  const query = body ?? form.read();
+  if (!body && query.metrics.length > 0) {
+    history.replaceState(null, '', urlFor({ body: query, task }));
+  }
+  if (body || query.metrics.length > 0) run(query);
   if (task) dependents.start(task);
 }
 
+/** How many businesses a type-ahead asks at most, when the form names none. */
+const SUGGEST_BUSINESSES = 5;
+
+/**
+ * Values of a label dimension starting with `prefix`, the most used first: from the business
+ * the form names, or from each of the token's. The businesses themselves are known here.
+ */
+async function suggestValues(dimension, prefix, business) {
+  const names = business ? [business] : tokenBusinesses.slice(0, SUGGEST_BUSINESSES);
+  const folded = prefix.toLowerCase();
+  if (dimension === 'business') return names.filter((n) => n.toLowerCase().startsWith(folded));
+  const query = new URLSearchParams({ prefix, limit: '10' });
+  const answers = await Promise.all(
+    names.map((name) =>
+      api(
+        'GET',
+        `/api/v1/businesses/${encodeURIComponent(name)}/dimensions/${encodeURIComponent(dimension)}/values?${query}`,
+      ).catch(() => ({ data: [] })),
+    ),
+  );
+  const counts = new Map();
+  for (const { value, facts } of answers.flatMap((a) => a.data)) {
+    counts.set(value, (counts.get(value) ?? 0) + facts);
+  }
+  return [...counts]
+    .sort((a, b) => b[1] - a[1])
+    .map(([value]) => value)
+    .slice(0, 10);
+}
+
 async function run(body) {
+  running?.abort();
+  const controller = new AbortController();
+  running = controller;
   lastBody = body;
   clearIssues(ui.queryForm);
   say(ui.queryError, '');
   say(ui.problem, '');
-  ui.results.setAttribute('aria-busy', 'true');
+  setRunning(true);
   ui.results.dataset.state = 'running';
   say(ui.status, 'Running…');
   const started = performance.now();
   try {
     // The GET form: the same JSON the page URL keeps in `q`.
     const url = `/api/v1/query?${new URLSearchParams({ q: JSON.stringify(body) })}`;
-    lastAnswer = await revalidate(url, lastAnswer);
+    const answer = await revalidate(url, lastAnswer, controller.signal);
+    if (running !== controller) return;
+    lastAnswer = answer;
     const elapsed = performance.now() - started;
+    setRunning(false);
     showResult(describeResult(lastAnswer.body, catalog), elapsed, lastAnswer.reused);
     ui.results.dataset.state = 'done';
     ui.results.dataset.reused = String(lastAnswer.reused);
     ui.results.dataset.runMs = String(Math.round(elapsed));
   } catch (err) {
+    if (running !== controller) return;
+    setRunning(false);
+    if (err?.name === 'AbortError') {
+      ui.results.dataset.state = 'cancelled';
+      say(
+        ui.status,
+        lastResult
+          ? 'Cancelled. The answer below is still the previous query’s.'
+          : 'Cancelled before an answer came.',
+      );
+      // What is on screen answers another query: it stays marked as such.
+      markStale(lastResult !== null);
+      return;
+    }
     ui.results.dataset.state = 'failed';
     clearResult();
     if (err instanceof ApiError && err.issues.length > 0) {
@@ -128,8 +197,32 @@ async function run(body) {
       say(ui.status, 'The query failed.');
     }
   } finally {
-    ui.results.setAttribute('aria-busy', 'false');
+    if (running === controller) running = null;
   }
+}
+
+/**
+ * While a query runs: Run waits, Cancel is offered, a progress bar shows, and the answer on
+ * screen (the previous query's) is dimmed and says so.
+ */
+function setRunning(on) {
+  ui.results.setAttribute('aria-busy', String(on));
+  ui.runButton.disabled = on;
+  ui.cancel.hidden = !on;
+  ui.progress.hidden = !on;
+  markStale(on && lastResult !== null);
+}
+
+function markStale(on) {
+  ui.results.classList.toggle('stale', on);
+  ui.stale.hidden = !on;
+}
+
+/** A period's name for people: the catalog's label, or one made from its identifier. */
+function periodLabel(name) {
+  if (!name) return '';
+  if (name === 'custom') return 'Date range';
+  return labelOf(catalog?.periods.find((p) => p.name === name) ?? { name });
 }
 
 /** The form field of an issue: the GET form places the query's members under `["query","q"]`. */
@@ -148,24 +241,28 @@ function showResult(result, elapsed, reused) {
   const current = ui.chartMetric.value;
   ui.chartMetric.replaceChildren(
     el('option', { value: '' }, 'All metrics'),
-    ...result.metrics.map((m) => el('option', { value: m.name }, m.name)),
+    ...result.metrics.map((m) => el('option', { value: m.name }, labelOf(m))),
   );
   ui.chartMetric.value = result.metrics.some((m) => m.name === current) ? current : '';
   ui.chartControls.hidden = result.metrics.length < 2;
   redraw();
   renderTable(ui.table, result, {
     linkFor,
-    caption: `${metadata.query?.period?.name ?? ''} · ${metadata.query?.business ?? 'all businesses'}`,
+    caption: `${periodLabel(metadata.query?.period?.name)} · ${metadata.query?.business ?? 'all businesses'}`,
   });
   ui.tableWrap.hidden = false;
   ui.resultActions.hidden = false;
-  renderMetadata(ui.metadataList, metadata, elapsed);
+  renderMetadata(ui.metadataList, ui.engineList, result, {
+    roundTripMs: elapsed,
+    periodLabel: periodLabel(metadata.query?.period?.name),
+  });
   ui.metadata.hidden = false;
 }
 
 /** An answer that no longer matches the form is not left on screen. */
 function clearResult() {
   lastResult = null;
+  markStale(false);
   redraw();
   ui.chartControls.hidden = true;
   ui.tableWrap.hidden = true;
@@ -181,18 +278,22 @@ function redraw() {
   if (chart) {
     const kind = lastResult.timeDimension ? 'Lines over time' : 'Bars';
     const before = lastResult.timeDimension ? 'dashed' : 'faint bars';
-    const names = ui.chartMetric.value || lastResult.metrics.map((m) => m.name).join(', ');
+    const chosen = lastResult.metrics.filter(
+      (m) => !ui.chartMetric.value || m.name === ui.chartMetric.value,
+    );
+    const names = chosen.map(labelOf).join(', ');
     const parts = [
       `${kind}: ${names}`,
       ...(lastResult.compared ? [`${before}: the comparison period`] : []),
       ...(lastResult.timeDimension && lastResult.rows.some(lastResult.isIncomplete)
         ? ['dotted: periods not over yet']
         : []),
+      ...(lastResult.timeDimension && lastResult.labelDimensions.length > 0
+        ? ['a bucket without a row counts 0; a rate or an average breaks there']
+        : []),
       ...chart.notes,
     ];
     ui.chartCaption.textContent = `${parts.join('; ')}.`;
-    ui.chartCanvas.setAttribute('role', 'img');
-    ui.chartCanvas.setAttribute('aria-label', ui.chartCaption.textContent);
   }
 }
 
@@ -222,6 +323,23 @@ function navigate(href) {
 const dependents = createDependents({
   onTask: (task) => history.replaceState(null, '', urlFor({ body: urlState().body, task })),
 });
+// A saved view opens as a link to its query would: in the form, run at once.
+const views = createViews({
+  current: () => (form ? form.read() : null),
+  open: (query) => {
+    history.pushState(null, '', urlFor({ body: query, task: urlState().task }));
+    form.write(query);
+    run(query);
+    ui.results.focus();
+  },
+});
+// A bottleneck opens in the dependents browser, which is where the eye goes next.
+const flow = createFlow({
+  openTask: (gid) => {
+    dependents.start(gid);
+    byId('dependents-heading').scrollIntoView({ block: 'start' });
+  },
+});
 
 ui.tokenForm.addEventListener('submit', (event) => {
   event.preventDefault();
@@ -234,6 +352,13 @@ ui.tokenForm.addEventListener('submit', (event) => {
   ui.tokenInput.value = '';
   identify();
 });
+// A pasted token is used at once: nothing else goes in that field.
+ui.tokenInput.addEventListener('paste', () => {
+  setTimeout(() => {
+    if (ui.tokenInput.value.trim() !== '') ui.tokenForm.requestSubmit();
+  });
+});
+ui.cancel.addEventListener('click', () => running?.abort());
 byId('forget-token').addEventListener('click', () => {
   token.clear();
   say(ui.whoami, 'Token forgotten. Paste an API token to begin.');
@@ -286,6 +411,9 @@ window.addEventListener('popstate', () => {
 new ResizeObserver(() => {
   if (chart) chart.setSize({ width: Math.max(280, ui.chartCanvas.clientWidth), height: 300 });
 }).observe(ui.chartCanvas);
+new ResizeObserver(() => {
+  flow.resize(Math.max(280, byId('cfd-canvas').clientWidth));
+}).observe(byId('cfd-canvas'));
 matchMedia('(prefers-color-scheme: dark)').addEventListener('change', redraw);
 
 if (token.get()) identify();

@@ -1,5 +1,6 @@
 import { el } from './dom.js';
-import { formatChange, formatLabel, formatValue } from './format.js';
+import { formatBucket, formatChange, formatLabel, formatValue } from './format.js';
+import { labelOf } from './words.js';
 
 const compareNumbers = (a, b) => {
   if (a === b) return 0;
@@ -11,27 +12,34 @@ const compareNumbers = (a, b) => {
 /**
  * The answer as a table: one column per dimension and metric (with the comparison and its
  * change beside each metric), sortable by any column, totals in the footer. Each cell carries
- * the API's raw value in `data-value`. Non-time labels link to the query filtered on them.
+ * the API's raw value in `data-value`. Non-time labels link to the query filtered on them when
+ * `linkFor` is given.
  */
 export function renderTable(table, result, { linkFor, caption }) {
   const columns = [];
   for (const column of result.dimensions) {
-    columns.push({ key: column.name, label: column.name, get: (row) => row[column.name], column });
+    columns.push({
+      key: column.name,
+      label: labelOf(column),
+      get: (row) => row[column.name],
+      column,
+    });
   }
   for (const column of result.metrics) {
     const { name } = column;
-    columns.push({ key: name, label: name, get: (row) => row[name], column, metric: true });
+    const label = labelOf(column);
+    columns.push({ key: name, label, get: (row) => row[name], column, metric: true });
     if (result.compared) {
       columns.push({
         key: `${name}:comparison`,
-        label: `${name}, before`,
+        label: `${label}, before`,
         get: (row) => row.comparison?.[name] ?? null,
         column,
         metric: true,
       });
       columns.push({
         key: `${name}:change`,
-        label: `${name}, change`,
+        label: `${label}, change`,
         get: (row) => row.change?.[name] ?? null,
         change: true,
         metric: true,
@@ -45,7 +53,12 @@ export function renderTable(table, result, { linkFor, caption }) {
 
   const cell = (spec, row) => {
     const value = spec.get(row);
-    const text = spec.change ? formatChange(value) : formatValue(value, spec.column);
+    const isTime = result.timeDimension !== null && spec.column === result.timeDimension;
+    const text = spec.change
+      ? formatChange(value)
+      : isTime
+        ? formatBucket(value, spec.key, result.timezone)
+        : formatValue(value, spec.column);
     const attributes = {
       class: [spec.metric ? 'num' : '', result.isIncomplete(row) ? 'incomplete' : '']
         .join(' ')
@@ -53,16 +66,18 @@ export function renderTable(table, result, { linkFor, caption }) {
       'data-column': spec.key,
       'data-value': JSON.stringify(value ?? null),
     };
-    const isLabel = !spec.metric && spec.column !== result.timeDimension;
+    const isLabel = !spec.metric && !isTime;
     if (spec === columns[0] && result.isIncomplete(row)) {
       attributes.title = 'Incomplete: this period is not over yet';
     }
     return el(
       'td',
       attributes,
-      isLabel
+      isLabel && linkFor
         ? el('a', { href: linkFor(spec.key, value), 'data-filter': spec.key }, formatLabel(value))
-        : text,
+        : isLabel
+          ? formatLabel(value)
+          : text,
     );
   };
 

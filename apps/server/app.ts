@@ -1,4 +1,5 @@
 import express, { type Request, type Response } from 'express';
+import { holdsCredential } from '../../libs/auth/principal.ts';
 import { crossOrigin } from '../../libs/http/cross-origin.ts';
 import { errorMiddleware } from '../../libs/http/error-middleware.ts';
 import { AppError } from '../../libs/http/errors.ts';
@@ -7,6 +8,7 @@ import { buildOpenApi } from '../../libs/http/openapi.ts';
 import { requestId } from '../../libs/http/request-id.ts';
 import type { Route } from '../../libs/http/route.ts';
 import { mountRoutes, notFound, type RouterOptions } from '../../libs/http/router.ts';
+import { cutStalledResponses } from '../../libs/http/stalled-responses.ts';
 import type { Logger } from '../../libs/observability/logger.ts';
 import type { CairnMetrics } from '../../libs/observability/metrics.ts';
 import { exposeMetrics } from '../../libs/observability/metrics-exposition.ts';
@@ -21,7 +23,7 @@ import {
   type StorageFault,
 } from '../../libs/storage/storage-faults.ts';
 import type { WriteHealth } from '../../libs/storage/write-health.ts';
-import { tracedMiddleware } from '../../libs/tracing/traced-middleware.ts';
+import { tracedAuthentication, uncheckedCaller } from '../../libs/tracing/traced-authentication.ts';
 import { mountDocs } from './docs.ts';
 import { mountExplorer } from './explore.ts';
 
@@ -41,6 +43,8 @@ export interface AppOptions {
   corsOrigins: readonly string[];
   /** Whether Postgres takes writes: storage faults seen by the error middleware set it. */
   writeHealth?: WriteHealth;
+  /** A response whose reader takes nothing for this long is cut (config.sendIdleTimeoutMs). */
+  sendIdleTimeoutMs: number;
 }
 
 /** Why /readyz says not ready while writes to Postgres fail. */
@@ -68,15 +72,17 @@ export function createApp(options: AppOptions): express.Express {
   app.disable('x-powered-by');
   app.set('etag', false);
   app.use(requestId);
+  app.use(cutStalledResponses(options.sendIdleTimeoutMs, () => options.metrics.responsesCut.inc()));
   // Before anything that can answer (auth, rate limits), so every response is timed and logged.
   app.use(observeRequests({ ...options, routes: [...options.routes, ...PLATFORM_ROUTES] }));
-  app.use((_req, res, next) => {
+  app.use((req, res, next) => {
     res.setHeader('X-Content-Type-Options', 'nosniff');
     res.setHeader('Cache-Control', 'no-store');
     res.setHeader('Referrer-Policy', 'no-referrer');
     // Nothing here is meant to be framed (clickjacking); frame-ancestors alone leaves the
-    // same-origin scripts of /docs alone.
-    res.setHeader('X-Frame-Options', 'DENY');
+    // same-origin scripts of /docs alone. The one exception, an embed's chart page, states
+    // its own frame-ancestors (its allowed_origins), which X-Frame-Options cannot express.
+    if (!req.path.startsWith('/embed/')) res.setHeader('X-Frame-Options', 'DENY');
     res.setHeader('Content-Security-Policy', "frame-ancestors 'none'");
     next();
   });
@@ -85,18 +91,21 @@ export function createApp(options: AppOptions): express.Express {
   const rateLimit = rateLimitMiddleware(options.rateLimiter, () =>
     options.metrics.rateLimitRejections.inc(),
   );
-  const authenticate = tracedMiddleware('authenticate', options.authenticate);
+  // Only a caller with a valid credential may carry a sampled `traceparent` in.
+  const authenticate = tracedAuthentication(options.authenticate, (req) =>
+    holdsCredential(req.principal),
+  );
   // Free paths are served to anyone and never look a token up (see uncharged-paths.ts).
   app.use((req, res, next) => {
     if (!isUncharged(req.path)) return authenticate(req, res, next);
     req.principal = { kind: 'anonymous' };
-    next();
+    uncheckedCaller(req, res, next);
   });
   app.use(rateLimit.afterAuthFailure);
   app.use(rateLimit.limit);
 
   // The route table first: Express tries layers in order, and API calls are most of the traffic.
-  mountRoutes(app, options.routes, options.router);
+  mountRoutes(app, options.routes, { ...options.router, chargeMore: rateLimit.chargeMore });
   app.get('/healthz', (req: Request, res: Response) => {
     res.json({ status: 'ok', request_id: req.requestId });
   });

@@ -2,8 +2,12 @@ import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type express from 'express';
 import type { Admission } from '../../libs/analytics/execute/admission.ts';
+import { ExportGate } from '../../libs/analytics/export-gate.ts';
+import { ExportSpool } from '../../libs/analytics/export-spool.ts';
+import { queryBodySchema } from '../../libs/analytics/parse/query.schemas.ts';
 import { loadClickHouseZones } from '../../libs/analytics/period/time-zones.ts';
 import { queryRoutes } from '../../libs/analytics/query.routes.ts';
+import type { AnalyticsDeps } from '../../libs/analytics/query.service.ts';
 import { authMiddleware } from '../../libs/auth/auth.middleware.ts';
 import { authorize } from '../../libs/auth/authorize.ts';
 import { type MasterKey, resolveMasterKey } from '../../libs/auth/master-key.ts';
@@ -11,6 +15,7 @@ import { tokenRoutes } from '../../libs/auth/token.routes.ts';
 import { openTokenCache } from '../../libs/auth/token-cache.ts';
 import type { Config } from '../../libs/config/config.ts';
 import { erasureRoutes } from '../../libs/erasure/erasure.routes.ts';
+import { installationLedger } from '../../libs/erasure/erasure-ledger.ts';
 import { ErasureRunner } from '../../libs/erasure/erasure-runner.ts';
 import { type BodyCheckOptions, BodyChecks } from '../../libs/http/body-checks.ts';
 import type { Route } from '../../libs/http/route.ts';
@@ -26,23 +31,22 @@ import { createLogger, type Logger } from '../../libs/observability/logger.ts';
 import { createMetrics } from '../../libs/observability/metrics.ts';
 import { openFreshness } from '../../libs/projection/freshness-memo.ts';
 import { InsertPacing } from '../../libs/projection/insert-pacing.ts';
-import {
-  type RunningRetention,
-  startOutboxRetention,
-} from '../../libs/projection/outbox-retention.ts';
+import { startOutboxRetention } from '../../libs/projection/outbox-retention.ts';
 import { changesReader } from '../../libs/projection/projection-changes.ts';
 import {
   batchObserver,
   fillObserver,
+  registerLeaderGauge,
   registerProjectionGauges,
   registerRollupGauges,
 } from '../../libs/projection/projection-metrics.ts';
+import { startProjector, wakeProjector } from '../../libs/projection/projector-jobs.ts';
 import {
-  type RunningProjector,
-  startProjector,
-  wakeProjector,
-} from '../../libs/projection/projector-jobs.ts';
-import { RollupBuilds } from '../../libs/projection/rollup-builds.ts';
+  type LeaderWork,
+  ProjectorLease,
+  whileLeading,
+} from '../../libs/projection/projector-lease.ts';
+import { RollupBuilds, rollupsNeedingBackfill } from '../../libs/projection/rollup-builds.ts';
 import {
   createRateLimiter,
   DEFAULT_RATE_LIMITS,
@@ -50,18 +54,24 @@ import {
   type RateClass,
   rateSubject,
 } from '../../libs/rate-limit/rate-limit.ts';
-import { type Engines, openEngines } from '../../libs/storage/engines.ts';
+import { type Engines, openEngines, tighteningMessage } from '../../libs/storage/engines.ts';
 import { postgresTransactor } from '../../libs/storage/postgres-transactor.ts';
 import { openRateCounterStore } from '../../libs/storage/rate-counter-stores.ts';
 import { advertiseServer } from '../../libs/storage/running-server.ts';
 import { postgresWriteProbe, WriteHealth } from '../../libs/storage/write-health.ts';
 import { resolveCursorKeys } from '../../libs/tasks/cursor-key.ts';
 import { dependencyRoutes } from '../../libs/tasks/dependency.routes.ts';
+import { graphReadRoutes } from '../../libs/tasks/graph/graph-reads.routes.ts';
 import { taskRoutes } from '../../libs/tasks/task.routes.ts';
+import { embedRoutes } from '../../libs/views/embed.routes.ts';
+import { viewRoutes } from '../../libs/views/view.routes.ts';
+import { viewGaugeRoutes } from '../../libs/views/view-gauges.routes.ts';
 import { createApp } from './app.ts';
+import { embedPage } from './embed-page.ts';
 import { trackHttp } from './http-drain.ts';
-import { createHttpServer } from './http-server.ts';
+import { createHttpServer, listenBacklog } from './http-server.ts';
 import { openQueryCapacity } from './query-capacity.ts';
+import { heldFor, READINESS_HOLD_MS } from './readiness-memo.ts';
 import { startRollupBackfill } from './rollup-startup.ts';
 import { applyRuntimeTuning } from './runtime-tuning.ts';
 
@@ -106,59 +116,99 @@ export async function startCairn(options: CairnOptions): Promise<Cairn> {
   // Before anything starts a worker thread or a context, so they all see the same flags.
   const tuning = applyRuntimeTuning(config.runtime);
   logger.debug({ applied: tuning.applied }, 'runtime tuning');
+  // Before anything opens: a key file that fails the strength check stops the start with nothing
+  // to close.
+  const masterKey = await resolveMasterKey({
+    configured: config.masterKey,
+    embedded: config.embedded.postgres,
+    dataDir: config.dataDir,
+  });
   // Before the engines open: their adapters add statement spans only while tracing runs.
   const tracing = config.tracing
     ? (await import('../../libs/tracing/tracing-sdk.ts')).startTracing(config.tracing)
     : undefined;
   const metrics = createMetrics(config.role);
   const breakerObserver = circuitBreakerMetrics(metrics.registry, logger);
-  const engines = await openEngines(config, { breakerObserver });
+  const engines = await openEngines(config, {
+    breakerObserver,
+    onTightened: (lines) => {
+      for (const line of lines) logger.warn(line, tighteningMessage(line));
+    },
+  });
   const db = engines.postgres.db;
   const clickhouse = engines.clickhouse.client;
   registerProjectionGauges(metrics, { db, queue: engines.queue, now });
   const rollups = await new RollupBuilds(clickhouse).start();
   registerRollupGauges(metrics, rollups);
-  const backfill = await startRollupBackfill({
-    config,
-    db,
-    clickhouse,
-    rollups,
-    logger,
-    onProgress: fillObserver(metrics),
-  });
-
-  let projector: RunningProjector | undefined;
-  let retention: RunningRetention | undefined;
-  if (config.role !== 'api') {
-    projector = await startProjector(
-      engines.queue,
-      {
-        db,
-        clickhouse,
-        batchSize: config.projectorBatchSize,
-        pacing: new InsertPacing(config.projectorLingerMs),
-        now,
-        onBatch: batchObserver(metrics),
-        logger,
-      },
-      config.projectorPollMs,
+  // Over empty facts every rollup is complete: any process may say so, leader or not, so one
+  // that never leads does not read facts for what its views already hold.
+  await rollupsNeedingBackfill(rollups);
+  // One projector process projects at a time (the projector lease); retention and a rollup
+  // fill run only where it does. The api role has none of them.
+  const lease =
+    config.role === 'api'
+      ? undefined
+      : new ProjectorLease(db, {
+          ttlMs: config.projectorLeaseMs,
+          onError: (error) => logger.warn({ err: error }, 'projector lease: renewal failed'),
+        });
+  let leaderWork: LeaderWork | undefined;
+  if (lease) {
+    registerLeaderGauge(metrics, lease);
+    lease.watch((leading) =>
+      logger.info(
+        { holder: lease.holder },
+        leading ? 'projector lease taken: projecting' : 'projector lease lost: standing by',
+      ),
     );
-    retention = startOutboxRetention({
-      db,
-      days: config.outboxRetentionDays,
-      // Days of retention are wall-clock days, whatever clock the use cases are given.
-      batchSize: RETENTION_BATCH,
-      // With no retention period, facts go about as soon as they are projected.
-      intervalMs: config.outboxRetentionDays === 0 ? 1_000 : 60_000,
-      onError: (error) => logger.warn({ err: error }, 'outbox retention: a round failed'),
-    });
+    leaderWork = whileLeading(
+      lease,
+      async () => {
+        const projector = await startProjector(
+          engines.queue,
+          {
+            db,
+            clickhouse,
+            batchSize: config.projectorBatchSize,
+            pacing: new InsertPacing(config.projectorLingerMs),
+            now,
+            onBatch: batchObserver(metrics),
+            logger,
+            leadership: lease,
+          },
+          config.projectorPollMs,
+        );
+        const retention = startOutboxRetention({
+          db,
+          days: config.outboxRetentionDays,
+          // Days of retention are wall-clock days, whatever clock the use cases are given.
+          batchSize: RETENTION_BATCH,
+          // With no retention period, facts go about as soon as they are projected.
+          intervalMs: config.outboxRetentionDays === 0 ? 1_000 : 60_000,
+          onError: (error) => logger.warn({ err: error }, 'outbox retention: a round failed'),
+        });
+        const backfill = await startRollupBackfill({
+          config,
+          db,
+          clickhouse,
+          rollups,
+          logger,
+          onProgress: fillObserver(metrics),
+        });
+        return {
+          async stop() {
+            await retention.stop();
+            await projector.stop();
+            await backfill.stop();
+          },
+        };
+      },
+      (error) => logger.error({ err: error }, 'projector: starting or stopping its work failed'),
+    );
+    await lease.start();
+    await leaderWork.settled();
   }
 
-  const masterKey = await resolveMasterKey({
-    configured: config.masterKey,
-    embedded: config.embedded.postgres,
-    dataDir: config.dataDir,
-  });
   if (masterKey.generated) {
     logger.warn({ file: masterKey.file }, 'generated a master key for the token endpoints');
   }
@@ -186,7 +236,15 @@ export async function startCairn(options: CairnOptions): Promise<Cairn> {
     engineRead: engineReads(metrics),
     breakerObserver,
   });
-  const rateLimits = { ...DEFAULT_RATE_LIMITS, ...options.rateLimits };
+  const rateLimits = {
+    ...DEFAULT_RATE_LIMITS,
+    embed: config.embedRateLimit,
+    ...options.rateLimits,
+  };
+  const exportSpool = new ExportSpool(config.spoolDir, {
+    engineWrites: engines.clickhouse.kind === 'chdb',
+  });
+  await exportSpool.clear();
   const erasureDeps = {
     db,
     clickhouse,
@@ -194,11 +252,41 @@ export async function startCairn(options: CairnOptions): Promise<Cairn> {
     now,
     masterKeys,
     batchSize: config.projectorBatchSize,
-    clearCachedAnswers: async () => {
-      await capacity.cache?.clear();
+    chdb: engines.clickhouse.kind === 'chdb',
+    forgetCachedAnswers: async (business: string) => {
+      await capacity.cache?.forget(business);
     },
+    ledger: installationLedger(config),
   };
   const erasures = new ErasureRunner(erasureDeps, logger);
+  const analytics: AnalyticsDeps = {
+    clickhouse,
+    freshness: (at) => freshness.read(at),
+    changes: changesReader(db),
+    rollups: () => rollups.ready(),
+    now,
+    maxRows: config.queryMaxRows,
+    exportMaxRows: config.exportMaxRows,
+    timeoutMs: config.queryTimeoutMs,
+    staleAfterMs: config.staleAfterMs,
+    maxMemoryBytes: config.queryMaxMemoryBytes,
+    executor: capacity.executor,
+    admission: capacity.admission,
+    exportSpool,
+    exportGate: new ExportGate(config.exportConcurrencyPerPrincipal),
+    csvFormulaEscape: config.csvFormulaEscape,
+    zones: await loadClickHouseZones(clickhouse),
+  };
+  const viewDeps = {
+    db,
+    now,
+    analytics,
+    querySchema: queryBodySchema(analytics.maxRows, analytics.zones),
+    gauges: {
+      maxSeries: config.viewMetricsMaxSeries,
+      intervalMs: config.viewMetricsIntervalS * 1000,
+    },
+  };
   const routes =
     config.role === 'projector'
       ? []
@@ -227,24 +315,11 @@ export async function startCairn(options: CairnOptions): Promise<Cairn> {
             cursorKey: cursorKeys.current,
             previousCursorKeys: cursorKeys.previous,
           }),
-          ...instrumentAnalyticsRoutes(
-            queryRoutes({
-              clickhouse,
-              freshness: (at) => freshness.read(at),
-              changes: changesReader(db),
-              rollups: () => rollups.ready(),
-              now,
-              maxRows: config.queryMaxRows,
-              exportMaxRows: config.exportMaxRows,
-              timeoutMs: config.queryTimeoutMs,
-              staleAfterMs: config.staleAfterMs,
-              maxMemoryBytes: config.queryMaxMemoryBytes,
-              executor: capacity.executor,
-              admission: capacity.admission,
-              zones: await loadClickHouseZones(clickhouse),
-            }),
-            metrics,
-          ),
+          ...graphReadRoutes({ db, now }),
+          ...instrumentAnalyticsRoutes(queryRoutes(analytics), metrics),
+          ...viewRoutes(viewDeps),
+          ...embedRoutes({ ...viewDeps, page: embedPage }),
+          ...viewGaugeRoutes(viewDeps),
         ];
   const rateCounters = await openRateCounterStore({
     redisUrl: config.redisUrl,
@@ -257,12 +332,21 @@ export async function startCairn(options: CairnOptions): Promise<Cairn> {
     ...options.bodyChecks,
   });
   const writeHealth = new WriteHealth(postgresWriteProbe(db));
+  const engineChecks = heldFor(READINESS_HOLD_MS, async () => {
+    const [engineStates, rateLimits, capacityChecks] = await Promise.all([
+      engines.check(),
+      rateCounters.check(),
+      capacity.check(),
+    ]);
+    return { ...engineStates, rate_limits: rateLimits, ...capacityChecks };
+  });
   const app = createApp({
     logger,
     writeHealth,
     authenticate: authMiddleware({ db, masterKey: masterKeys, now, tokenCache: tokens.cache }),
     rateLimiter,
     corsOrigins: config.corsOrigins,
+    sendIdleTimeoutMs: config.sendIdleTimeoutMs,
     router: {
       authorize,
       transact: writeHealth.watch(postgresTransactor(db)),
@@ -283,25 +367,17 @@ export async function startCairn(options: CairnOptions): Promise<Cairn> {
     },
     metrics,
     // A draining instance reports not-ready so a load balancer stops sending it requests.
-    readiness: async () => {
-      const [engineChecks, rateLimits, capacityChecks] = await Promise.all([
-        engines.check(),
-        rateCounters.check(),
-        capacity.check(),
-      ]);
-      return {
-        ...engineChecks,
-        rate_limits: rateLimits,
-        ...capacityChecks,
-        ...(http.draining ? { http: 'draining' } : {}),
-      };
-    },
+    readiness: async () => ({
+      ...(await engineChecks()),
+      ...(http.draining ? { http: 'draining' } : {}),
+    }),
     routes,
   });
-  const server = createHttpServer(app, config.httpLimits, tuning.serverOptions(app)).listen(
-    config.port,
-    config.host,
-  );
+  const server = createHttpServer(app, config.httpLimits, tuning.serverOptions(app)).listen({
+    port: config.port,
+    host: config.host,
+    backlog: listenBacklog(config.httpLimits),
+  });
   const http = trackHttp(server);
   await new Promise<void>((resolve, reject) => {
     server.once('listening', resolve);
@@ -354,9 +430,8 @@ export async function startCairn(options: CairnOptions): Promise<Cairn> {
       await http.drain();
       await bodyChecks.close();
       await erasures.stop();
-      await retention?.stop();
-      await projector?.stop();
-      await backfill.stop();
+      await leaderWork?.stop();
+      await lease?.stop();
       await rollups.close();
       await rateLimiter.close();
       await rateCounters.close();

@@ -3,7 +3,14 @@ import { createRequire } from 'node:module';
 import path from 'node:path';
 import type express from 'express';
 import type { Request, Response } from 'express';
-import { type Asset, assetBundle, REVALIDATE, sendAsset, textAsset } from './static-assets.ts';
+import {
+  type Asset,
+  type AssetBundle,
+  assetBundle,
+  REVALIDATE,
+  sendAsset,
+  textAsset,
+} from './static-assets.ts';
 
 const PAGE_DIR = path.join(import.meta.dirname, '..', 'explorer');
 const UPLOT_DIR = path.dirname(createRequire(import.meta.url).resolve('uplot/dist/uPlot.min.css'));
@@ -37,16 +44,23 @@ const PAGE_POLICY = [
   "frame-ancestors 'none'",
 ].join('; ');
 
+let bundle: AssetBundle | undefined;
+/** The explorer's files, hashed once: the embed page loads its chart and table from them too. */
+export function explorerAssets(): AssetBundle {
+  bundle ??= assetBundle('/explore/assets', [
+    ...pageFiles(),
+    file(UPLOT_DIR, 'uPlot.iife.min.js'),
+    file(UPLOT_DIR, 'uPlot.min.css'),
+  ]);
+  return bundle;
+}
+
 /**
  * `GET /explore` (and `GET /`, redirected there): the explorer page, and its files under `/explore/assets/<hash>/` (its own
  * ES modules, uPlot from the installed npm package), compressed and cached for good.
  */
 export function mountExplorer(app: express.Express): void {
-  const assets = assetBundle('/explore/assets', [
-    ...pageFiles(),
-    file(UPLOT_DIR, 'uPlot.iife.min.js'),
-    file(UPLOT_DIR, 'uPlot.min.css'),
-  ]);
+  const assets = explorerAssets();
   const html = fs.readFileSync(path.join(PAGE_DIR, 'index.html'), 'utf8');
   const page = textAsset(
     'index.html',

@@ -34,7 +34,7 @@ export interface DemoSummary {
 }
 
 /** A seeded generator, so every fresh data directory gets the same shape of history. */
-function random(seed: number): () => number {
+export function random(seed: number): () => number {
   let state = seed;
   return () => {
     state = (state + 0x6d2b79f5) | 0;

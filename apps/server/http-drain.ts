@@ -1,5 +1,6 @@
 import type { Server, ServerResponse } from 'node:http';
 import net from 'node:net';
+import { connectionStates } from './connection-share.ts';
 
 /** How long an idle keep-alive connection may still bring one last request during a drain. */
 const IDLE_GRACE_MS = 1_000;
@@ -16,7 +17,9 @@ export interface HttpDrain {
  * `http.Server#close` does exactly that at once. So the drain only stops accepting at first;
  * every response from then on says `Connection: close`, which moves busy clients to a new
  * connection (refused) on their own; only after a grace period are sockets that stayed idle
- * closed. Sockets with a request in flight are never cut: the deadline in main.ts bounds that.
+ * closed, each only if nothing has arrived on it by the time the event loop has read what the
+ * kernel holds (connection-share.ts). Sockets with a request in flight are never cut: the
+ * deadline in main.ts bounds that.
  */
 export function trackHttp(server: Server): HttpDrain {
   let draining = false;
@@ -38,10 +41,12 @@ export function trackHttp(server: Server): HttpDrain {
       const closed = new Promise<void>((resolve) =>
         net.Server.prototype.close.call(server, () => resolve()),
       );
+      const states = connectionStates(server);
+      const closeIdle = () => (states ? states.closeIdle() : server.closeIdleConnections());
       let sweep: NodeJS.Timeout | undefined;
       const grace = setTimeout(() => {
-        server.closeIdleConnections();
-        sweep = setInterval(() => server.closeIdleConnections(), 50);
+        closeIdle();
+        sweep = setInterval(closeIdle, 50);
       }, IDLE_GRACE_MS);
       try {
         await closed;

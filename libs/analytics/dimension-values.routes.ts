@@ -1,22 +1,22 @@
 import { ValidationError } from '../http/errors.ts';
 import { defineRoute, type Route } from '../http/route.ts';
 import { queryContext } from './caller-context.ts';
-import { canonicalTimezone } from './period/period.ts';
 import type { AnalyticsDeps } from './query.service.ts';
 import {
   type ValuesParams,
   type ValuesQuery,
   valuesParams,
-  valuesQuery,
+  valuesQuerySchema,
   valuesResponse,
+  valuesZone,
 } from './values/dimension-values.schemas.ts';
 import { listDimensionValues } from './values/dimension-values.service.ts';
 
 /** The zone `period` is read in, as /query reads it: an IANA name the engine can load too. */
 function checkedZone(deps: AnalyticsDeps, timezone: unknown): string {
   if (timezone === undefined) return 'UTC';
-  const zone = typeof timezone === 'string' ? canonicalTimezone(timezone) : null;
-  if (zone !== null && (deps.zones === undefined || deps.zones.has(zone))) return zone;
+  const zone = typeof timezone === 'string' ? valuesZone(timezone, deps.zones) : null;
+  if (zone !== null) return zone;
   throw ValidationError.at(
     ['query', 'timezone'],
     `Unknown time zone '${String(timezone)}'; use an IANA name such as 'Europe/Paris'`,
@@ -37,7 +37,7 @@ export function dimensionValuesRoute(deps: AnalyticsDeps): Route {
     tags: ['analytics'],
     scope: 'analytics:read',
     params: valuesParams,
-    query: valuesQuery,
+    query: valuesQuerySchema(deps.zones),
     checks: ({ query }) => ({ timezone: () => checkedZone(deps, query.timezone) }),
     successStatus: 200,
     response: valuesResponse,

@@ -1,11 +1,8 @@
+import { DIMENSIONS } from './catalog/catalog.ts';
 import type { AnalyticsQuery } from './parse/query-parser.ts';
 
 /** The forms a query's rows can be exported in, besides the JSON answer. */
 export type ExportFormat = 'text/csv' | 'application/x-ndjson';
-
-/** What the query operations answer with, by Accept: JSON first, so it stays the default. */
-export const ANSWER_TYPES = ['application/json', 'text/csv', 'application/x-ndjson'] as const;
-export type AnswerType = (typeof ANSWER_TYPES)[number];
 
 export const CONTENT_TYPES: Record<ExportFormat, string> = {
   'text/csv': 'text/csv; charset=utf-8',
@@ -33,6 +30,22 @@ export function exportColumns(query: AnalyticsQuery): string[] {
 }
 
 const NEEDS_QUOTES = /[",\r\n]/;
+
+/**
+ * First characters a spreadsheet reads as the start of a formula (`=`, `+`, `-`, `@`, tab, CR):
+ * a label starting with one is written with a leading `'`, which makes it text (OWASP "CSV
+ * injection"). Only labels: a metric is a number, and `-2` must stay one.
+ */
+const FORMULA_START = /^[=+\-@\t\r]/;
+
+function neutralLabel(value: unknown): unknown {
+  return typeof value === 'string' && FORMULA_START.test(value) ? `'${value}` : value;
+}
+
+/** A column of labels: a dimension of type `string` (a time bucket never starts a formula). */
+const isLabel = (column: string): boolean =>
+  Object.hasOwn(DIMENSIONS, column) &&
+  DIMENSIONS[column as keyof typeof DIMENSIONS].type === 'string';
 
 /** One RFC 4180 field: null as nothing, quoted when it holds a comma, a quote or a line break. */
 function csvField(value: unknown): string {
@@ -64,7 +77,8 @@ interface EngineReading {
   format: 'TabSeparatedWithNames' | 'JSONCompactEachRowWithNames';
   names(text: string): string[];
   last(text: string): string;
-  encoder(names: string[], skip: string, none: NoneLabels): LineEncoder;
+  /** `neutralise`: CSV labels that would start a formula behind a `'` (CAIRN_CSV_FORMULA_ESCAPE). */
+  encoder(names: string[], skip: string, none: NoneLabels, neutralise: boolean): LineEncoder;
 }
 
 /**
@@ -125,33 +139,58 @@ export function tsvField(text: string): string | null {
 
 /**
  * Lines of `TabSeparatedWithNames` as CSV, field for field as `rowEncoder` writes a row. A line
- * with nothing to quote or unescape (no quote, comma or backslash) is the CSV line once its tabs
- * are commas, which is most lines of a breakdown and costs a fraction of parsing it; the rest go
- * field by field. The engine prints numbers in TabSeparated as in JSON. `skip`, when present,
- * must be the last column.
+ * with nothing to quote, unescape or neutralise (no quote, comma or backslash, no label starting
+ * a formula) is the CSV line once its tabs are commas, which is most lines of a breakdown and
+ * costs a fraction of parsing it; the rest go field by field. A label starting with a tab or a
+ * CR holds a backslash in TabSeparated, so only `=`, `+`, `-` and `@` need looking for. The
+ * engine prints numbers in TabSeparated as in JSON. `skip`, when present, must be the last column.
  */
-export function tsvCsvEncoder(names: string[], skip: string, none: NoneLabels): LineEncoder {
+export function tsvCsvEncoder(
+  names: string[],
+  skip: string,
+  none: NoneLabels,
+  neutralise = true,
+): LineEncoder {
   const skips = names.at(-1) === skip;
   if (!skips && names.includes(skip)) throw new Error(`${skip} must be the last column`);
   const kept = skips ? names.length - 1 : names.length;
   // Stored "no label" values other than the empty field need each field looked at.
   const plain = none.every(([, stored]) => stored === '');
   const noneAt = new Map(none);
+  const labels = neutralise ? names.slice(0, kept).map(isLabel) : [];
+  const lastLabel = labels.lastIndexOf(true);
+  /** Whether a label of the line starts with a formula's first character (not tab or CR). */
+  const startsFormula = (row: string): boolean => {
+    if (lastLabel < 0) return false;
+    for (let at = 0, from = 0; ; at++) {
+      if (labels[at] && isFormulaCode(row.charCodeAt(from))) return true;
+      if (at === lastLabel) return false;
+      from = row.indexOf('\t', from) + 1;
+    }
+  };
   return {
     header: `${names.slice(0, kept).map(csvField).join(',')}\r\n`,
     line(text) {
       const row = skips ? text.slice(0, text.lastIndexOf('\t')) : text;
-      if (plain && !TSV_NEEDS_FIELDS.test(row)) return `${row.replaceAll('\t', ',')}\r\n`;
+      if (plain && !TSV_NEEDS_FIELDS.test(row) && !startsFormula(row)) {
+        return `${row.replaceAll('\t', ',')}\r\n`;
+      }
       const fields = row.split('\t');
       let line = '';
       for (let at = 0; at < kept; at++) {
-        const value = tsvField(fields[at] as string);
-        line += (at === 0 ? '' : ',') + csvField(value === noneAt.get(at) ? null : value);
+        let value: unknown = tsvField(fields[at] as string);
+        if (value === noneAt.get(at)) value = null;
+        else if (labels[at]) value = neutralLabel(value);
+        line += (at === 0 ? '' : ',') + csvField(value);
       }
       return `${line}\r\n`;
     },
   };
 }
+
+/** `=`, `+`, `-` or `@`: the fast path's test of a label's first character. */
+const isFormulaCode = (code: number): boolean =>
+  code === 0x3d || code === 0x2b || code === 0x2d || code === 0x40;
 
 const TSV_NEEDS_FIELDS = /[",\\]/;
 
@@ -161,7 +200,11 @@ export interface RowEncoder {
   row(row: Row): string;
 }
 
-export function rowEncoder(format: ExportFormat, query: AnalyticsQuery): RowEncoder {
+export function rowEncoder(
+  format: ExportFormat,
+  query: AnalyticsQuery,
+  neutralise = true,
+): RowEncoder {
   if (format === 'application/x-ndjson') {
     return { header: '', row: (row) => `${JSON.stringify(row)}\n` };
   }
@@ -169,9 +212,12 @@ export function rowEncoder(format: ExportFormat, query: AnalyticsQuery): RowEnco
   // A dotted column reads a member of the row's nested object (`comparison`, `change`).
   const readers = columns.map((column) => {
     const dot = column.indexOf('.');
-    if (dot < 0) return (row: Row) => row[column];
-    const [outer, inner] = [column.slice(0, dot), column.slice(dot + 1)];
-    return (row: Row) => (row[outer] as Row | null | undefined)?.[inner];
+    if (dot >= 0) {
+      const [outer, inner] = [column.slice(0, dot), column.slice(dot + 1)];
+      return (row: Row) => (row[outer] as Row | null | undefined)?.[inner];
+    }
+    if (neutralise && isLabel(column)) return (row: Row) => neutralLabel(row[column]);
+    return (row: Row) => row[column];
   });
   return {
     header: `${columns.map(csvField).join(',')}\r\n`,

@@ -3,6 +3,7 @@ import type { ClickHouseSettings } from '@clickhouse/client';
 import { noneLabel } from './catalog/catalog.ts';
 import type { CompiledQuery } from './compile/query-compiler.ts';
 import type { QueryTicket } from './execute/admission.ts';
+import { countLines, fileLines } from './export-engine-file.ts';
 import {
   CONTENT_TYPES,
   ENGINE_READINGS,
@@ -12,11 +13,13 @@ import {
   type NoneLabels,
   rowEncoder,
 } from './export-format.ts';
+import { ExportSpool, spoolFault } from './export-spool.ts';
 import type { QueryRequest } from './parse/query-parser.ts';
 import { type AnalyticsDeps, prepareQuery, type QueryContext, runQuery } from './query.service.ts';
+import type { PreparedQuery } from './query-parts.ts';
 import { type QueryWarning, queryWarnings } from './shape/query-metadata.ts';
 
-/** A query's rows as a file: sent as they are read, never held whole. */
+/** A query's rows as a file, sent at its reader's pace from a spool. */
 export interface QueryExport {
   stream: Readable;
   headers: Record<string, string>;
@@ -30,11 +33,13 @@ const ROWS_PER_CHUNK = 1_000;
 
 /**
  * A query's data rows as CSV or NDJSON, under the export row cap (`CAIRN_EXPORT_MAX_ROWS`)
- * rather than the answer's. Rows read straight from the engine (a breakdown) stream from it
- * row by row; a series (zero-filled, bounded by its buckets) and a comparison (which pairs the
- * rows of two periods) are bounded answers, encoded from the ordinary answer. Everything that
- * can fail for a reason of the request fails before the returned stream starts, so it keeps
- * its JSON shape; warnings are known by then and travel in `Cairn-Warnings`.
+ * rather than the answer's. Rows read straight from the engine (a breakdown) wait in a spool,
+ * which the caller then reads at its own pace: on chDB the engine writes them there itself and
+ * they are encoded as they are read, over HTTP they are encoded into it as they arrive; a
+ * series (zero-filled, bounded by its buckets) and a comparison (which pairs the rows of two
+ * periods) are bounded answers, encoded from the ordinary answer. Everything that can fail,
+ * for a reason of the request or of the engine, fails before the returned stream starts, so it
+ * keeps its JSON shape; warnings are known by then and travel in `Cairn-Warnings`.
  */
 export async function exportQuery(
   deps: AnalyticsDeps,
@@ -49,7 +54,7 @@ export async function exportQuery(
   // caller's limit is still checked against the answer's cap, as the schema checked it.
   const maxRows = Math.max(cap + 1, deps.maxRows);
   const plan = await prepareQuery({ ...deps, maxRows }, request, ctx.businesses, now, {
-    watermark: freshness.watermark,
+    reading: { watermark: freshness.watermark, changes: freshness.changes ?? null },
   });
   const { query } = plan;
   const headers = (warnings: QueryWarning[] = []) => ({
@@ -60,83 +65,191 @@ export async function exportQuery(
       : {}),
   });
 
-  if (plan.series || plan.comparison) {
-    const answer = await runQuery(deps, request, ctx);
-    return {
-      stream: Readable.from(encodeRows(answer.data, rowEncoder(format, query))),
-      headers: headers(answer.warnings),
-    };
-  }
-
-  const reading = ENGINE_READINGS[format];
-  const run = admitted(deps, ctx);
+  const principal = ctx.principal ?? 'anonymous';
+  const release = deps.exportGate?.enter(principal) ?? (() => {});
   try {
-    // A caller's own limit within the cap is a choice, not a truncation: nothing to count.
-    const counted = query.limit === null || query.limit > cap;
-    const statement = counted ? withTotal(plan.rows) : plan.rows;
-    const result = await run.ticket.run((budgetMs) =>
-      deps.clickhouse.query({
-        query: statement.sql,
-        query_params: statement.params,
-        format: reading.format,
-        abort_signal: ctx.signal,
-        clickhouse_settings: exportSettings(deps, budgetMs),
-      }),
-    );
-    const batches = result.stream()[Symbol.asyncIterator]() as AsyncIterator<Line[]>;
-    // The column names, then the first rows: the first carries the total the headers need.
-    let names: string[] | undefined;
-    let pending: Line[] = [];
-    while (names === undefined || pending.length === 0) {
-      const next = await batches.next();
-      if (next.done) break;
-      let lines = next.value;
-      if (names === undefined && lines.length > 0) {
-        names = reading.names((lines[0] as Line).text);
-        lines = lines.slice(1);
-      }
-      pending = lines;
+    if (plan.series || plan.comparison) {
+      const answer = await runQuery(deps, request, ctx);
+      const encoder = rowEncoder(format, query, deps.csvFormulaEscape ?? true);
+      const stream = Readable.from(encodeRows(answer.data, encoder));
+      stream.once('close', release);
+      return { stream, headers: headers(answer.warnings) };
     }
-    if (names === undefined) throw new Error('the engine answered no column names');
-    // The count is the last column (withTotal), read off the first row.
-    const first = pending[0]?.text;
-    const total = counted ? Number(first === undefined ? 0 : reading.last(first)) : null;
+    const spooled = deps.exportSpool?.engineWrites
+      ? await engineRows(deps, plan, ctx, format, deps.exportSpool)
+      : await spoolRows(deps, plan, ctx, format);
     const warnings = queryWarnings({
       query,
       period: plan.period,
-      rowCount: Math.min(total ?? 0, cap),
-      totalRows: total ?? 0,
-      capped: total !== null && total > cap,
+      rowCount: Math.min(spooled.total ?? 0, cap),
+      totalRows: spooled.total ?? 0,
+      capped: spooled.total !== null && spooled.total > cap,
       // The engine throws at the budget here ('throw'): an export is whole or visibly cut.
       partial: false,
       timeoutMs: deps.timeoutMs,
       freshness,
       staleAfterMs: deps.staleAfterMs,
     });
-    const none: NoneLabels = query.dimensions.flatMap((name) => {
-      const stored = noneLabel(name);
-      return stored === undefined ? [] : [[(names as string[]).indexOf(name), stored] as const];
-    });
-    const stream = Readable.from(
-      encodeStream(
-        pending,
-        batches,
-        reading.encoder(names, TOTAL, none),
-        Math.min(query.limit ?? cap, cap),
-      ),
-    );
-    stream.once('close', () => {
-      result.close();
-      run.close();
-    });
+    const { stream } = spooled;
+    stream.once('close', release);
     return { stream, headers: headers(warnings) };
   } catch (error) {
-    run.close();
+    release();
     throw error;
   }
 }
 
-/** The query's admission, held until its rows are sent; none for callers without one. */
+/**
+ * Runs the rows statement and writes its encoded rows to a spool while the query holds its
+ * admission; the admission (and on chDB the engine) is given back as soon as the engine has
+ * answered, whatever pace the caller then reads the file at.
+ */
+async function spoolRows(
+  deps: AnalyticsDeps,
+  plan: PreparedQuery,
+  ctx: QueryContext,
+  format: ExportFormat,
+): Promise<SpooledRows> {
+  const { query } = plan;
+  const reading = ENGINE_READINGS[format];
+  const counted = isCounted(deps, query);
+  const statement = counted ? withTotal(plan.rows) : plan.rows;
+  const file = (deps.exportSpool ?? MEMORY_SPOOL).open();
+  const run = admitted(deps, ctx);
+  try {
+    const total = await run.ticket.run(async (budgetMs) => {
+      const result = await deps.clickhouse.query({
+        query: statement.sql,
+        query_params: statement.params,
+        format: reading.format,
+        abort_signal: ctx.signal,
+        clickhouse_settings: exportSettings(deps, budgetMs),
+      });
+      try {
+        const batches = result.stream()[Symbol.asyncIterator]() as AsyncIterator<Line[]>;
+        const { encoder, pending } = await readHead(batches, format, query, deps);
+        for await (const chunk of encodeStream(pending, batches, encoder, rowLimit(deps, query))) {
+          await file.write(chunk);
+        }
+        // The count is the last column (withTotal), read off the first row.
+        const first = pending[0]?.text;
+        return counted ? Number(first === undefined ? 0 : reading.last(first)) : null;
+      } finally {
+        result.close();
+      }
+    });
+    return { stream: file.reader(), total };
+  } catch (error) {
+    await file.discard();
+    throw error;
+  } finally {
+    run.close();
+  }
+}
+
+/**
+ * Runs the rows statement with the embedded engine writing its output into a spool file
+ * itself, then reads that file at the caller's pace: the output never sits in this process's
+ * memory whole, and the admission (and the engine) is given back once the statement ends. The
+ * statement stops one row past the cap, so the file's lines are the count the warnings need.
+ */
+async function engineRows(
+  deps: AnalyticsDeps,
+  plan: PreparedQuery,
+  ctx: QueryContext,
+  format: ExportFormat,
+  spool: ExportSpool,
+): Promise<SpooledRows> {
+  const reading = ENGINE_READINGS[format];
+  const file = await spool.engineFile();
+  const run = admitted(deps, ctx);
+  try {
+    // No abort signal: chDB cannot stop a statement, and a call it gave up on early would let
+    // the engine go on to create the file after its discard, left on disk until the next start.
+    await run.ticket.run((budgetMs) =>
+      deps.clickhouse.command({
+        query: `${plan.rows.sql}\n${file.clause(reading.format)}`,
+        query_params: plan.rows.params,
+        clickhouse_settings: exportSettings(deps, budgetMs),
+      }),
+    );
+    ctx.signal?.throwIfAborted();
+  } catch (error) {
+    await file.discard();
+    throw error;
+  } finally {
+    run.close();
+  }
+  const handle = await file.open().catch((error: unknown) => {
+    throw spoolFault(error);
+  });
+  try {
+    const { query } = plan;
+    // The first line names the columns.
+    const total = isCounted(deps, query) ? Math.max((await countLines(handle)) - 1, 0) : null;
+    const lines = fileLines(handle);
+    const { encoder, pending } = await readHead(lines, format, query, deps);
+    const stream = Readable.from(encodeStream(pending, lines, encoder, rowLimit(deps, query)));
+    stream.once('close', () => {
+      void lines.return(undefined).finally(() => handle.close());
+    });
+    return { stream, total };
+  } catch (error) {
+    await handle.close();
+    throw spoolFault(error);
+  }
+}
+
+/** An export's encoded rows, ready for its reader, and how many rows the statement gave. */
+interface SpooledRows {
+  stream: Readable;
+  /** Null when the caller's own limit is within the cap (nothing to count). */
+  total: number | null;
+}
+
+/** A caller's own limit within the cap is a choice, not a truncation: nothing to count. */
+const isCounted = (deps: AnalyticsDeps, query: PreparedQuery['query']): boolean =>
+  query.limit === null || query.limit > (deps.exportMaxRows ?? deps.maxRows);
+
+/** The rows an export writes: the caller's limit, never past the cap. */
+const rowLimit = (deps: AnalyticsDeps, query: PreparedQuery['query']): number =>
+  Math.min(query.limit ?? deps.exportMaxRows ?? deps.maxRows, deps.exportMaxRows ?? deps.maxRows);
+
+/**
+ * The column names (the engine's first line) and the first rows after them, with the encoder
+ * of the rest; `pending` holds the first row, which the spooled statement's count rides on.
+ */
+async function readHead(
+  batches: AsyncIterator<Line[]>,
+  format: ExportFormat,
+  query: PreparedQuery['query'],
+  deps: AnalyticsDeps,
+): Promise<{ encoder: LineEncoder; pending: Line[] }> {
+  const reading = ENGINE_READINGS[format];
+  let names: string[] | undefined;
+  let pending: Line[] = [];
+  while (names === undefined || pending.length === 0) {
+    const next = await batches.next();
+    if (next.done) break;
+    let lines = next.value;
+    if (names === undefined && lines.length > 0) {
+      names = reading.names((lines[0] as Line).text);
+      lines = lines.slice(1);
+    }
+    pending = lines;
+  }
+  if (names === undefined) throw new Error('the engine answered no column names');
+  const none: NoneLabels = query.dimensions.flatMap((name) => {
+    const stored = noneLabel(name);
+    return stored === undefined ? [] : [[(names as string[]).indexOf(name), stored] as const];
+  });
+  return { encoder: reading.encoder(names, TOTAL, none, deps.csvFormulaEscape ?? true), pending };
+}
+
+/** Without a spool directory (a library caller), the output waits in memory. */
+const MEMORY_SPOOL = new ExportSpool('', { memoryBytes: Number.POSITIVE_INFINITY });
+
+/** The query's admission, held until the engine has answered; none for callers without one. */
 function admitted(deps: AnalyticsDeps, ctx: QueryContext): { ticket: QueryTicket; close(): void } {
   const ticket: QueryTicket = deps.admission
     ? deps.admission.ticket(ctx.principal ?? 'anonymous', ctx.signal, deps.timeoutMs)

@@ -198,11 +198,14 @@ export async function computeParts(
   };
 }
 
-/** The page of rows: a series zero-filled to every bucket and paged here, others as read. */
+/**
+ * The page of rows: a series zero-filled to every bucket and paged here, others as read. Buckets
+ * a statement cut by its budget did not answer read null.
+ */
 export function pageOf(plan: QueryPlan, main: Executed, now: Date, maxRows: number) {
   const { query } = plan;
   if (!(plan.series && plan.buckets)) return { rows: main.rows, totalRows: main.totalRows };
-  const filled = sortRows(zeroFill(main.rows, query, plan.buckets, now), query);
+  const filled = sortRows(zeroFill(main.rows, query, plan.buckets, now, main.partial), query);
   return {
     rows: filled.slice(query.offset, query.offset + (query.limit ?? maxRows)),
     totalRows: filled.length,

@@ -8,9 +8,9 @@ import {
   noneLabel,
 } from './catalog/catalog.ts';
 import { FILTER_OPS, MAX_ANY_DEPTH } from './catalog/filter-ops.ts';
-import { DIRECTIONS, INCLUSIONS } from './parse/query.schemas.ts';
+import { DIRECTIONS, FILLS, INCLUSIONS } from './parse/query.schemas.ts';
 import { COMPARE_MODES } from './period/comparison-period.ts';
-import { PERIODS } from './period/period.ts';
+import { PERIODS, WEEK_STARTS } from './period/period.ts';
 
 /**
  * The answers of `/query` and `/query/catalog` as JSON Schema, built from the catalog so that a
@@ -24,15 +24,18 @@ const nullable = (schema: JsonSchema): JsonSchema => ({
 const instant = { type: 'string', format: 'date-time' };
 const integer = { type: 'integer', minimum: 0 };
 
-/** A metric's value: null where its catalog entry is undefined (empty) or unmeasured (state in the future). */
+/**
+ * A metric's value: null where its catalog entry is undefined (empty), unmeasured (state in the
+ * future), or not reached within the time budget (a `partial_result` answer names it).
+ */
 function metricValue(name: MetricName): JsonSchema {
   const metric = METRICS[name];
   const schema: JsonSchema = {
     type: metric.type,
-    description: `${metric.description} Unit: ${metric.unit}.`,
+    description: `${metric.description} Unit: ${metric.unit}. Null where it is undefined, not yet measurable, or not reached within the time budget.`,
     ...(metric.unit === 'ratio' ? { minimum: 0, maximum: 1 } : {}),
   };
-  return metric.neutral === 'NULL' || metric.source === 'state' ? nullable(schema) : schema;
+  return nullable(schema);
 }
 
 const metricValues = (describe: (name: MetricName) => JsonSchema, description: string) => ({
@@ -141,6 +144,16 @@ const resolvedQuery = {
     offset: integer,
     compare: { type: ['string', 'null'], enum: [...COMPARE_MODES, null] },
     include: { type: 'array', items: { type: 'string', enum: INCLUSIONS } },
+    week_start: {
+      type: 'string',
+      enum: WEEK_STARTS,
+      description: 'The day `week` buckets and the week periods start on.',
+    },
+    fill: {
+      type: ['string', 'null'],
+      enum: [...FILLS, null],
+      description: '`zero` when every label combination was given every bucket, else null.',
+    },
   },
   required: [
     'metrics',
@@ -153,6 +166,8 @@ const resolvedQuery = {
     'offset',
     'compare',
     'include',
+    'week_start',
+    'fill',
   ],
   additionalProperties: false,
 };
@@ -266,9 +281,15 @@ export const queryResponse: JsonSchema = {
             returned_rows: integer,
             total_rows: integer,
           }),
-          warning('partial_result', 'The time budget ran out; numbers may be partial.', {
-            timeout_ms: integer,
-          }),
+          warning(
+            'partial_result',
+            'The time budget ran out; numbers may be partial. What a statement did not reach is null, never 0: `metrics` names the metrics whose rows or comparison may be null or cover only the facts read, `totals` whether the totals may.',
+            {
+              timeout_ms: integer,
+              metrics: { type: 'array', items: { type: 'string', enum: METRIC_NAMES } },
+              totals: { type: 'boolean' },
+            },
+          ),
           warning('stale_data', 'The newest facts are not yet projected.', { lag_ms: integer }),
           warning(
             'unknown_filter_value',

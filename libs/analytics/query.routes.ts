@@ -1,100 +1,74 @@
 import { negotiate } from '../http/content-negotiation.ts';
 import { single } from '../http/envelope.ts';
-import { ValidationError } from '../http/errors.ts';
+import { AppError } from '../http/errors.ts';
 import { defineRoute, type RequestContext, type Route, type RouteResult } from '../http/route.ts';
 import { answerEtag } from './answer-etag.ts';
 import { queryContext } from './caller-context.ts';
 import { queryCatalog } from './catalog-view.ts';
 import { dimensionValuesRoute } from './dimension-values.routes.ts';
-import { ANSWER_TYPES, type ExportFormat } from './export-format.ts';
+import type { ExportFormat } from './export-format.ts';
+import { forecastRoute } from './forecast/forecast.routes.ts';
 import { queryBodySchema } from './parse/query.schemas.ts';
 import type { QueryRequest } from './parse/query-parser.ts';
-import { TooManyBucketsError } from './period/buckets.ts';
-import { type AnalyticsDeps, type QueryResponse, runQuery } from './query.service.ts';
+import type { AnalyticsDeps } from './query.service.ts';
+import { answer, inRequest } from './query-answer.ts';
+import { queryBatchBody, queryBatchResponse } from './query-batch.schemas.ts';
+import { answerBatch, BATCH_PATH, type BatchRequest } from './query-batch.ts';
 import { exportQuery } from './query-export.ts';
 import { inUrl, queryInUrlSchema, readQ } from './query-in-url.ts';
 import { catalogResponse, queryResponse } from './query-response.schemas.ts';
 
-/**
- * A domain error of the query, placed in the request that caused it: only the route knows
- * request locations. Anything else passes through unchanged.
- */
-function inRequest(error: unknown, body: QueryRequest): unknown {
-  if (error instanceof TooManyBucketsError) {
-    const at = body.dimensions?.indexOf(error.dimension) ?? -1;
-    const loc = at >= 0 ? ['body', 'dimensions', at] : ['body', 'dimensions'];
-    return ValidationError.at(loc, error.message, 'too_many_buckets');
-  }
-  return error;
-}
-
-/** Runs a checked query for the caller, its domain errors placed in the body. */
-async function answer(
-  deps: AnalyticsDeps,
-  body: QueryRequest,
-  ctx: RequestContext,
-): Promise<QueryResponse> {
+/** JSON answers only: a file of the rows is the export operation's. */
+function jsonOnly(accept: string | undefined, path: string): void {
   try {
-    return await runQuery(deps, body, queryContext(ctx));
-  } catch (error) {
-    throw inRequest(error, body);
-  }
-}
-
-/**
- * The answer in the form the caller's Accept asks for: the JSON answer, or its rows as a CSV or
- * NDJSON file (`query-export.ts`). Either way the answer varies with Accept.
- */
-async function answerAs(
-  deps: AnalyticsDeps,
-  body: QueryRequest,
-  ctx: RequestContext,
-  { etag }: { etag: boolean },
-): Promise<RouteResult> {
-  const type = negotiate(ctx.headers.accept, ANSWER_TYPES);
-  if (type === 'application/json') {
-    const result = await answer(deps, body, ctx);
-    return {
-      body: result,
-      headers: { Vary: 'Accept', ...(etag ? { ETag: answerEtag(result) } : {}) },
-    };
-  }
-  try {
-    const { stream, headers } = await exportQuery(
-      deps,
-      body,
-      queryContext(ctx),
-      type as ExportFormat,
+    negotiate(accept, ['application/json']);
+  } catch {
+    throw new AppError(
+      'not_acceptable',
+      `${path} answers with application/json only; the rows as a file (text/csv or application/x-ndjson) come from /api/v1/query/export with the same query.`,
     );
+  }
+}
+
+/** The query's rows as the file Accept asks for (`query-export.ts`): CSV unless NDJSON is preferred. */
+async function exported(
+  deps: AnalyticsDeps,
+  body: QueryRequest,
+  ctx: RequestContext,
+): Promise<RouteResult> {
+  const type = negotiate(ctx.headers.accept, EXPORT_FORMATS);
+  try {
+    const { stream, headers } = await exportQuery(deps, body, queryContext(ctx), type);
     return { stream, headers: { ...headers, Vary: 'Accept' } };
   } catch (error) {
     throw inRequest(error, body);
   }
 }
 
+const EXPORT_FORMATS: readonly ExportFormat[] = ['text/csv', 'application/x-ndjson'];
+
 /** The export forms as published: a CSV file, or one JSON row per line. */
-const EXPORTS = {
-  content: {
-    'text/csv': {
-      type: 'string',
-      description:
-        'RFC 4180: a header row of the row keys (with a comparison, `comparison.<metric>` then `change.<metric>`), CRLF line ends, null as an empty field.',
-    },
-    'application/x-ndjson': {
-      type: 'string',
-      description: 'One JSON object per data row, as the JSON answer gives its rows.',
-    },
+const FILES = {
+  'text/csv': {
+    type: 'string',
+    description:
+      'RFC 4180: a header row of the row keys (with a comparison, `comparison.<metric>` then `change.<metric>`), CRLF line ends, null as an empty field.',
   },
-  headers: {
-    'Content-Disposition': {
-      description: 'An export comes as a file to save (`attachment; filename="….csv"`).',
-      schema: { type: 'string' },
-    },
-    'Cairn-Warnings': {
-      description:
-        "An export's warning codes, comma-separated (`result_truncated` past `CAIRN_EXPORT_MAX_ROWS`, `stale_data`, …); absent when there are none.",
-      schema: { type: 'string' },
-    },
+  'application/x-ndjson': {
+    type: 'string',
+    description: 'One JSON object per data row, as the JSON answer gives its rows.',
+  },
+};
+
+const FILE_HEADERS = {
+  'Content-Disposition': {
+    description: 'An export comes as a file to save (`attachment; filename="….csv"`).',
+    schema: { type: 'string' },
+  },
+  'Cairn-Warnings': {
+    description:
+      "An export's warning codes, comma-separated (`result_truncated` past `CAIRN_EXPORT_MAX_ROWS`, `stale_data`, …); absent when there are none.",
+    schema: { type: 'string' },
   },
 };
 
@@ -106,8 +80,12 @@ const RESPONSES = {
 } as const;
 
 export function queryRoutes(deps: AnalyticsDeps): Route[] {
-  // One schema object for both forms: compiled once, published alike.
-  const querySchema = queryBodySchema(deps.maxRows);
+  // One schema object for every form: compiled once, published alike.
+  const querySchema = queryBodySchema(deps.maxRows, deps.zones);
+  const inUrlSchema = queryInUrlSchema(querySchema);
+  const fromUrl = ({ query }: { query: Record<string, unknown> }) => ({
+    query: () => readQ(querySchema, query.q),
+  });
   return [
     defineRoute<unknown, unknown, QueryRequest>({
       method: 'post',
@@ -119,11 +97,11 @@ export function queryRoutes(deps: AnalyticsDeps): Route[] {
       body: querySchema,
       successStatus: 200,
       response: queryResponse,
-      alternatives: EXPORTS,
       responses: RESPONSES,
       async handle({ body, ctx }) {
+        jsonOnly(ctx.headers.accept, '/api/v1/query');
         // A POST answer has no entity tag: nothing revalidates it.
-        return answerAs(deps, body, ctx, { etag: false });
+        return { body: await answer(deps, body, ctx) };
       },
     }),
     // The same query in the URL, so an answer can be revalidated: its ETag in If-None-Match
@@ -135,18 +113,73 @@ export function queryRoutes(deps: AnalyticsDeps): Route[] {
       summary: 'Run an analytics query given in the URL',
       tags: ['analytics'],
       scope: 'analytics:read',
-      query: queryInUrlSchema(querySchema),
-      checks: ({ query }) => ({ query: () => readQ(querySchema, query.q) }),
+      query: inUrlSchema,
+      checks: fromUrl,
       successStatus: 200,
       response: queryResponse,
-      alternatives: EXPORTS,
       responses: RESPONSES,
       etag: 'read',
       cacheControl: 'private, no-cache',
       async handle({ checked, ctx }) {
+        jsonOnly(ctx.headers.accept, '/api/v1/query');
         // Checked before the handler runs: a request without a readable `q` never gets here.
         const body = checked.query as QueryRequest;
-        return answerAs(deps, body, ctx, { etag: true }).catch((error: unknown) => {
+        const result = await answer(deps, body, ctx).catch((error: unknown) => {
+          throw inUrl(error);
+        });
+        return { body: result, headers: { ETag: answerEtag(result) } };
+      },
+    }),
+    // Several queries in one round trip (a dashboard's panels), each answered as /query would.
+    defineRoute<unknown, unknown, BatchRequest>({
+      method: 'post',
+      path: BATCH_PATH,
+      operationId: 'runQueryBatch',
+      summary: 'Run up to 20 analytics queries at once',
+      tags: ['analytics'],
+      scope: 'analytics:read',
+      body: queryBatchBody(querySchema),
+      cost: (body) => body.queries.length,
+      successStatus: 200,
+      response: queryBatchResponse,
+      responses: RESPONSES,
+      async handle({ body, ctx }) {
+        jsonOnly(ctx.headers.accept, BATCH_PATH);
+        return { body: { data: await answerBatch(deps, querySchema, body.queries, ctx) } };
+      },
+    }),
+    defineRoute<unknown, unknown, QueryRequest>({
+      method: 'post',
+      path: '/api/v1/query/export',
+      operationId: 'exportQuery',
+      summary: "Export an analytics query's rows as CSV or NDJSON",
+      tags: ['analytics'],
+      scope: 'analytics:read',
+      body: querySchema,
+      successStatus: 200,
+      files: FILES,
+      successHeaders: FILE_HEADERS,
+      responses: RESPONSES,
+      async handle({ body, ctx }) {
+        return exported(deps, body, ctx);
+      },
+    }),
+    defineRoute<unknown, { q: string }, unknown, { query: QueryRequest | undefined }>({
+      method: 'get',
+      path: '/api/v1/query/export',
+      operationId: 'getQueryExport',
+      summary: 'Export the rows of an analytics query given in the URL',
+      tags: ['analytics'],
+      scope: 'analytics:read',
+      query: inUrlSchema,
+      checks: fromUrl,
+      successStatus: 200,
+      files: FILES,
+      successHeaders: FILE_HEADERS,
+      responses: RESPONSES,
+      async handle({ checked, ctx }) {
+        const body = checked.query as QueryRequest;
+        return exported(deps, body, ctx).catch((error: unknown) => {
           throw inUrl(error);
         });
       },
@@ -165,5 +198,6 @@ export function queryRoutes(deps: AnalyticsDeps): Route[] {
       },
     }),
     dimensionValuesRoute(deps),
+    forecastRoute(deps),
   ];
 }

@@ -10,7 +10,9 @@ import {
   sameFacts,
 } from './execute/answer-reuse.ts';
 import { holding } from './execute/kept-parts.ts';
-import { QueryExecutor } from './execute/query-execution.ts';
+import { cacheTags, QueryExecutor } from './execute/query-execution.ts';
+import type { ExportGate } from './export-gate.ts';
+import type { ExportSpool } from './export-spool.ts';
 import { type AnalyticsQuery, parseQuery, type QueryRequest } from './parse/query-parser.ts';
 import { resolveQueryPeriod } from './period/date-range.ts';
 import type { ResolvedPeriod } from './period/period.ts';
@@ -23,7 +25,7 @@ import {
   queryWarnings,
   resolvedQuery,
 } from './shape/query-metadata.ts';
-import { attachComparison, incompleteFrom } from './shape/query-rows.ts';
+import { attachComparison, incompleteFrom, unreadMetrics } from './shape/query-rows.ts';
 import type { RollupName, SourceName } from './sources/rollups.ts';
 
 /*
@@ -69,6 +71,12 @@ export interface AnalyticsDeps {
   executor?: QueryExecutor;
   /** The executor's admission, which an export (streamed beside the executor) goes through too. */
   admission?: Admission;
+  /** Where an export's output waits for its reader (memory only without it). */
+  exportSpool?: ExportSpool;
+  /** Each principal's downloads in progress, capped (no cap without it). */
+  exportGate?: ExportGate;
+  /** `CAIRN_CSV_FORMULA_ESCAPE`: CSV labels that would start a formula go behind a `'`. @defaultValue true */
+  csvFormulaEscape?: boolean;
   /** Zones the running ClickHouse can load (loadClickHouseZones). */
   zones?: ReadonlySet<string>;
 }
@@ -108,9 +116,10 @@ export async function runQuery(
   const now = deps.now();
   // Read before the engine runs, so the answer reflects at least the facts it names.
   const freshness = await deps.freshness(now);
+  const reading: Reading = { watermark: freshness.watermark, changes: freshness.changes ?? null };
   const plan = await prepareQuery(deps, request, ctx.businesses, now, {
     force: ctx.source,
-    watermark: freshness.watermark,
+    reading,
   });
   const executor =
     deps.executor ??
@@ -120,7 +129,6 @@ export async function runQuery(
     });
   const useCache = ctx.useCache ?? true;
   const reusable = deps.executor !== undefined;
-  const reading: Reading = { watermark: freshness.watermark, changes: freshness.changes ?? null };
   const key = AnswerReuse.key({
     query: plan.query,
     businesses: plan.businesses,
@@ -139,6 +147,7 @@ export async function runQuery(
         principal: ctx.principal ?? 'anonymous',
         useCache,
         watermark: freshness.watermark,
+        businesses: plan.businesses,
       });
       try {
         return await computeParts(plan, queryRun, now, {
@@ -150,7 +159,7 @@ export async function runQuery(
         queryRun.close();
       }
     },
-    { fresh: !useCache, signal: ctx.signal },
+    { fresh: !useCache, signal: ctx.signal, tags: cacheTags(plan.businesses) },
   );
   return shapeAnswer(deps, plan, parts, { now, started, freshness, reuse });
 }
@@ -198,10 +207,13 @@ function shapeAnswer(
   let rows = page.rows;
   const { totalRows } = page;
   if (plan.comparison) {
-    rows = attachComparison(rows, comparison?.rows ?? [], query, {
-      current: plan.buckets,
-      other: plan.comparison.buckets,
-    });
+    rows = attachComparison(
+      rows,
+      comparison?.rows ?? [],
+      query,
+      { current: plan.buckets, other: plan.comparison.buckets },
+      comparison?.partial ?? false,
+    );
   }
   const executed = [main, totals, totalsComparison, comparison].filter((e) => e !== null);
   // Nothing was read to give a reused answer.
@@ -214,6 +226,10 @@ function shapeAnswer(
     totalRows,
     capped: query.limit === null && totalRows > query.offset + rows.length,
     partial: executed.some((e) => e.partial),
+    unread: {
+      metrics: main.partial || comparison?.partial ? query.metrics : [],
+      totals: Boolean(totals?.partial || totalsComparison?.partial),
+    },
     timeoutMs: deps.timeoutMs,
     freshness,
     staleAfterMs: deps.staleAfterMs,
@@ -249,8 +265,11 @@ function shapeAnswer(
             },
           }
         : {}),
-      ...(totals ? { totals: totals.rows[0] ?? {} } : {}),
-      ...(totalsComparison ? { totals_comparison: totalsComparison.rows[0] ?? {} } : {}),
+      // A totals statement always answers one row; only one cut by its budget may have none.
+      ...(totals ? { totals: totals.rows[0] ?? unreadMetrics(query.metrics) } : {}),
+      ...(totalsComparison
+        ? { totals_comparison: totalsComparison.rows[0] ?? unreadMetrics(query.metrics) }
+        : {}),
       cache: reuse === 'miss' && executed.every((e) => e.cache === 'hit') ? 'hit' : reuse,
     },
     ...(warnings.length > 0 ? { warnings } : {}),
@@ -266,15 +285,15 @@ export async function prepareQuery(
   request: QueryRequest,
   allowed: string[] | null,
   now: Date,
-  { force, watermark }: { force?: SourceName | undefined; watermark?: string } = {},
+  { force, reading }: { force?: SourceName | undefined; reading?: Reading } = {},
 ): Promise<PreparedQuery> {
   const query = parseQuery(request, {
     maxRows: deps.maxRows,
     ...(deps.zones ? { zones: deps.zones } : {}),
   });
   const businesses = businessScope(allowed, query.business);
-  const period = resolveQueryPeriod(query.period, now, query.timezone);
-  const since = await firstFact(deps, query, period, businesses, watermark);
+  const period = resolveQueryPeriod(query.period, now, query.timezone, query.weekStart);
+  const since = await firstFact(deps, query, period, businesses, reading);
   const plan = planQuery(query, period, {
     now,
     businesses,
@@ -288,14 +307,15 @@ export async function prepareQuery(
 
 /**
  * Where an all_time bucket list starts: only that case needs a look at the data. It depends on
- * the facts alone, so it is kept per watermark: a refresh reused whole runs nothing.
+ * the businesses' facts alone, so it is kept with the reading it was read at, and read again
+ * only once facts of those businesses dated before it (or erased) were projected.
  */
 async function firstFact(
   deps: AnalyticsDeps,
   query: AnalyticsQuery,
   period: ResolvedPeriod,
   businesses: string[] | null,
-  watermark: string | undefined,
+  reading: Reading | undefined,
 ): Promise<Date | null> {
   if (period.name !== 'all_time' || !timeDimension(query)) return null;
   const read = async (): Promise<number | null> => {
@@ -308,10 +328,24 @@ async function firstFact(
     const [row] = await result.json<{ first: number | string; facts: number | string }>();
     return row && Number(row.facts) > 0 ? Number(row.first) : null;
   };
+  const holds = async (first: number | null, since: Reading) => {
+    const facts =
+      since.changes && reading?.changes && deps.changes
+        ? await deps.changes(since.changes, reading.changes, businesses).catch(() => null)
+        : null;
+    return (
+      facts !== null &&
+      !facts.everything &&
+      (facts.earliest === null || (first !== null && facts.earliest >= first))
+    );
+  };
   const answers = deps.executor?.answers;
   const first =
-    answers && watermark !== undefined
-      ? await answers.remember(AnswerReuse.factsKey(['first_fact', businesses], watermark), read)
+    answers && reading
+      ? await answers.keptOver(AnswerReuse.key(['first_fact', businesses]), reading, read, {
+          holds,
+          tags: cacheTags(businesses),
+        })
       : await read();
   return first === null ? null : new Date(first);
 }

@@ -4,12 +4,20 @@ import { allowedBusinesses, mayAccessBusiness, type Principal } from './principa
 // The one rule of tenancy, for every use case: whatever lies outside the caller's businesses is
 // answered exactly like what does not exist (404), so a token learns nothing of other businesses.
 
-const noBusiness = (business: string) =>
-  new AppError('not_found', `Business ${business} does not exist.`);
+/**
+ * The same words whether `business` exists elsewhere or nowhere; the `businesses` member lists
+ * what the token can read, which it may already know through `GET /api/v1/tokens/self`.
+ */
+const noBusiness = (business: string, readable: readonly string[]) =>
+  new AppError('not_found', `No business '${business}' is readable with this token.`, {
+    members: { businesses: [...readable] },
+  });
 
 /** Throws the 404 unless the principal may read and write `business`. */
 export function requireBusiness(principal: Principal, business: string): void {
-  if (!mayAccessBusiness(principal, business)) throw noBusiness(business);
+  if (!mayAccessBusiness(principal, business)) {
+    throw noBusiness(business, allowedBusinesses(principal) ?? []);
+  }
 }
 
 /**
@@ -21,7 +29,7 @@ export function businessScope<Allowed extends readonly string[]>(
   requested: string | null | undefined,
 ): Allowed | string[] | null {
   if (requested === null || requested === undefined) return allowed;
-  if (allowed !== null && !allowed.includes(requested)) throw noBusiness(requested);
+  if (allowed !== null && !allowed.includes(requested)) throw noBusiness(requested, allowed);
   return [requested];
 }
 

@@ -25,6 +25,13 @@ export function authorize(route: Pick<Route, 'scope'>, principal: Principal): vo
       members: { required: 'master_key' },
     });
   }
+  if (route.scope === 'reader') {
+    if (principal.kind === 'master') return;
+    if (principal.scopes.includes('analytics:read')) return;
+    throw new AppError('forbidden', 'This operation needs the analytics:read scope.', {
+      members: { required_scope: 'analytics:read' },
+    });
+  }
   if (route.scope === 'token') {
     if (principal.kind === 'token') return;
     throw new AppError(

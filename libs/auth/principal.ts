@@ -1,17 +1,26 @@
-export type Scope = 'workflows:read' | 'workflows:write' | 'workflows:execute' | 'analytics:read';
+export type Scope =
+  | 'workflows:read'
+  | 'workflows:write'
+  | 'workflows:execute'
+  | 'analytics:read'
+  | 'analytics:write';
 
 export const SCOPES: readonly Scope[] = [
   'workflows:read',
   'workflows:write',
   'workflows:execute',
   'analytics:read',
+  'analytics:write',
 ];
 
 declare module '../http/route.ts' {
   interface KernelTypes {
     principal: Principal;
-    /** A token scope; 'token' for any API token whatever its scopes; 'master' for the master key. */
-    scope: Scope | 'token' | 'master';
+    /**
+     * A token scope; 'token' for any API token whatever its scopes; 'master' for the master key;
+     * 'reader' for a token with `analytics:read` or the master key (a scrape of views).
+     */
+    scope: Scope | 'token' | 'master' | 'reader';
   }
 }
 
@@ -30,6 +39,11 @@ export type Principal =
       scopes: readonly Scope[];
       businesses: readonly string[];
     };
+
+/** Whether the caller showed a valid credential: an API token or the master key. */
+export function holdsCredential(principal: Principal): boolean {
+  return principal.kind === 'token' || principal.kind === 'master';
+}
 
 /** The businesses a principal may read or write; null means any (only the master key). */
 export function allowedBusinesses(principal: Principal): readonly string[] | null {

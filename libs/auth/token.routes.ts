@@ -1,5 +1,5 @@
 import type { Kysely } from 'kysely';
-import { responseMeta, single } from '../http/envelope.ts';
+import { pageOfList, single } from '../http/envelope.ts';
 import { AppError } from '../http/errors.ts';
 import { defineRoute, type Route } from '../http/route.ts';
 import type { Database } from '../storage/database.ts';
@@ -64,16 +64,11 @@ export function tokenRoutes(deps: {
         });
         const now = deps.now();
         return {
-          body: {
-            data: rows.map((row) => toListedToken(row, now)),
-            meta: {
-              ...responseMeta(ctx.requestId),
-              total,
-              page,
-              per_page,
-              total_pages: Math.ceil(total / per_page),
-            },
-          },
+          body: pageOfList(
+            rows.map((row) => toListedToken(row, now)),
+            ctx.requestId,
+            { total, page, per_page },
+          ),
         };
       },
     }),

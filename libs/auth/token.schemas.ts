@@ -1,3 +1,4 @@
+import { pageNumberQuery } from '../http/envelope.ts';
 import type { JsonSchema } from '../http/validation.ts';
 import { businessName } from './business-name.ts';
 import { SCOPES } from './principal.ts';
@@ -33,15 +34,7 @@ export const tokenIdParams: JsonSchema = {
   additionalProperties: false,
 };
 
-export const tokenListQuery: JsonSchema = {
-  type: 'object',
-  properties: {
-    // Bounded so that the row offset, (page - 1) × per_page, stays a Postgres bigint.
-    page: { type: 'integer', minimum: 1, maximum: 2_147_483_647, default: 1 },
-    per_page: { type: 'integer', minimum: 1, maximum: 100, default: 20 },
-  },
-  additionalProperties: false,
-};
+export const tokenListQuery: JsonSchema = pageNumberQuery;
 
 const tokenMembers = {
   id: { type: 'string', pattern: '^tok_[0-9a-f]{16}$' },

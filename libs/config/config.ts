@@ -47,6 +47,34 @@ export interface Config {
   readonly queryMaxRows: number;
   /** Row cap of one CSV or NDJSON export of a query, which streams rather than being held. */
   readonly exportMaxRows: number;
+  /** Exports one principal may be downloading at once; the next is refused 429. @defaultValue 2 */
+  readonly exportConcurrencyPerPrincipal: number;
+  /**
+   * Requests per minute one embed token may make (its chart page and answers), a budget of its
+   * own apart from API tokens and addresses. @defaultValue 300
+   */
+  readonly embedRateLimit: number;
+  /** Series `GET /metrics/views` serves at most; those past it are left out. @defaultValue 1000 */
+  readonly viewMetricsMaxSeries: number;
+  /** A view scraped as gauges is answered at most once per this many seconds. @defaultValue 60 */
+  readonly viewMetricsIntervalS: number;
+  /**
+   * Where an export's file waits for its reader once the engine has answered, so no engine slot
+   * is held at a client's pace (files owner-only, unlinked as soon as they are opened).
+   * @defaultValue `DATA_DIR/spool`
+   */
+  readonly spoolDir: string;
+  /**
+   * A response that makes no write progress (its reader stopped reading) for this long is cut.
+   * @defaultValue 30000
+   */
+  readonly sendIdleTimeoutMs: number;
+  /**
+   * Whether a CSV export writes a label that starts like a spreadsheet formula (`=`, `+`, `-`,
+   * `@`, tab, CR) with a leading `'`, so a spreadsheet shows it as text. One setting per process.
+   * @defaultValue true
+   */
+  readonly csvFormulaEscape: boolean;
   /**
    * Time budget of one analytics query, every statement of it together. Embedded chDB runs one
    * statement at a time and cannot interrupt it, so it also caps one statement there at half the
@@ -81,6 +109,12 @@ export interface Config {
   readonly projectorBatchSize: number;
   /** After a batch smaller than the batch size, how long the projector gathers before the next. */
   readonly projectorLingerMs: number;
+  /**
+   * Lifetime of the projector lease: one projector process projects at a time, and a standby
+   * takes over within about this long (plus a quarter of it) after the leader dies.
+   * @defaultValue 10000
+   */
+  readonly projectorLeaseMs: number;
   /**
    * Days a fact stays in the outbox after it has been projected (0: removed as soon as it is);
    * ClickHouse's facts keep it, and a rebuild reads it from there.
@@ -210,12 +244,16 @@ export interface HttpLimits {
   readonly headersTimeoutMs: number;
   /** Until the whole request, body included, is in. @defaultValue 30000 */
   readonly requestTimeoutMs: number;
-  /** An idle keep-alive connection is closed after this. @defaultValue 5000 */
+  /**
+   * The keep-alive window announced to clients (`Keep-Alive: timeout=…`); an idle connection is
+   * closed a second after it, and only if no request has arrived on it. @defaultValue 5000
+   */
   readonly keepAliveTimeoutMs: number;
   /**
-   * Connections the server holds at most. When it is full, the slowest connection waiting for
-   * request headers (fresh or idle keep-alive) of the address holding the most makes room; a
-   * new connection is refused only when none waits. @defaultValue 1000
+   * Connections the server holds at most. When it is full, the address holding the most makes
+   * room with its slowest connection that may go: one with part of a request head waiting for
+   * the rest, fresh and silent for a second, or idle past the keep-alive window. A new
+   * connection is refused only when none may go. @defaultValue 1000
    */
   readonly maxConnections: number;
   /**
@@ -278,13 +316,15 @@ export function loadConfig(env: Env = process.env): Config {
     }
     return Number(raw);
   };
-  const toggle = (name: string, fallback: boolean): boolean => {
+  /** A switch spelled `yes` or `no` (`on`/`off`, or `true`/`false` where a contract says so). */
+  const either = (name: string, fallback: boolean, [yes, no]: [string, string]): boolean => {
     const raw = read(name);
     if (raw === undefined) return fallback;
-    if (raw === 'on' || raw === 'off') return raw === 'on';
-    problems.push(`${name} must be on or off (got "${raw}")`);
+    if (raw === yes || raw === no) return raw === yes;
+    problems.push(`${name} must be ${yes} or ${no} (got "${raw}")`);
     return fallback;
   };
+  const toggle = (name: string, fallback: boolean) => either(name, fallback, ['on', 'off']);
   const runtimeSwitch = (name: string): RuntimeSwitch => {
     const raw = read(name) ?? 'auto';
     if (raw === 'auto' || raw === 'on' || raw === 'off') return raw;
@@ -409,6 +449,13 @@ export function loadConfig(env: Env = process.env): Config {
     cursorSecretPrevious,
     queryMaxRows: integer('CAIRN_QUERY_MAX_ROWS', 10_000, 1, 1_000_000),
     exportMaxRows: integer('CAIRN_EXPORT_MAX_ROWS', 1_000_000, 1, 100_000_000),
+    exportConcurrencyPerPrincipal: integer('CAIRN_EXPORT_CONCURRENCY_PER_PRINCIPAL', 2, 1, 1_000),
+    embedRateLimit: integer('CAIRN_EMBED_RATE_LIMIT', 300, 1, 1_000_000),
+    viewMetricsMaxSeries: integer('CAIRN_VIEW_METRICS_MAX_SERIES', 1000, 1, 1_000_000),
+    viewMetricsIntervalS: integer('CAIRN_VIEW_METRICS_INTERVAL_S', 60, 1, 86_400),
+    spoolDir: path.resolve(read('CAIRN_SPOOL_DIR') ?? path.join(dataDir, 'spool')),
+    sendIdleTimeoutMs: integer('CAIRN_SEND_IDLE_TIMEOUT_MS', 30_000, 100, 3_600_000),
+    csvFormulaEscape: either('CAIRN_CSV_FORMULA_ESCAPE', true, ['true', 'false']),
     queryTimeoutMs,
     staleAfterMs: integer('CAIRN_STALE_AFTER_MS', 5_000, 0, 86_400_000),
     queryMaxMemoryBytes: integer('CAIRN_QUERY_MAX_MEMORY_BYTES', 1_073_741_824, 1_048_576, 2 ** 50),
@@ -420,6 +467,7 @@ export function loadConfig(env: Env = process.env): Config {
     projectorPollMs: integer('CAIRN_PROJECTOR_POLL_MS', 500, 10, 60_000),
     projectorBatchSize: integer('CAIRN_PROJECTOR_BATCH_SIZE', 20_000, 1, 100_000),
     projectorLingerMs: integer('CAIRN_PROJECTOR_LINGER_MS', 500, 0, 10_000),
+    projectorLeaseMs: integer('CAIRN_PROJECTOR_LEASE_MS', 10_000, 1_000, 600_000),
     outboxRetentionDays: integer('CAIRN_OUTBOX_RETENTION_DAYS', 7, 0, 36_500),
     logLevel,
     shutdownTimeoutMs: integer('CAIRN_SHUTDOWN_TIMEOUT_MS', 25_000, 1_000, 3_600_000),

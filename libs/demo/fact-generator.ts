@@ -25,17 +25,18 @@ const YEAR_MS = 365 * 86_400_000;
  * → in progress → completed (70 %, an update and its completion fact), cancelled (10 %) or
  * reassigned and still in progress (20 %), each of those two followed later by a rename (or, for
  * one task in twenty that has a dependency, by its removal). A completion (a task's only one)
- * names the labels its task was created with, as the write side's do. Every column is a pure
+ * names the labels its task was created with, when it first went in progress and how long it was
+ * blocked (its dependency open while it was), as the write side's do. Every column is a pure
  * function of the row number: any batch can be (re)written alone.
  */
 const INSERT_BATCH = `
 INSERT INTO facts (fact_id, kind, business, task_gid, occurred_at, project, assignee, status,
   previous_status, previous_project, previous_assignee, previous_due_on, due_on, task_created_at,
-  dependency_gid, created_project, created_assignee, created_status, first_completion)
+  dependency_gid, created_project, created_assignee, created_status, first_completion, started_at, blocked_ms)
 SELECT fact_id, kind, business, task_gid, occurred_at, project, assignee, status, previous_status,
   project, previous_assignee, due_on, due_on, task_created_at, dependency_gid,
   if(completion, project, ''), if(completion, first_assignee, ''), if(completion, 'open', ''),
-  completion
+  completion, if(completion, started, NULL), if(completion, blocked_ms, NULL)
 FROM (
   WITH
     intDiv(number, 5) AS task,
@@ -50,7 +51,14 @@ FROM (
     least(ended + toIntervalMillisecond(cityHash64(h, 7) % 604800000), last) AS renamed,
     concat('user-', toString(cityHash64(h, 4) % 60)) AS first_assignee,
     if(slot >= 3 AND fate >= 80, concat('user-', toString(cityHash64(h, 5) % 60)), first_assignee) AS assignee,
-    multiIf(slot < 2, 'open', slot = 2, 'in_progress', fate < 70, 'completed', fate < 80, 'cancelled', 'in_progress') AS status
+    multiIf(slot < 2, 'open', slot = 2, 'in_progress', fate < 70, 'completed', fate < 80, 'cancelled', 'in_progress') AS status,
+    cityHash64({seed:UInt64}, dependency) AS dh,
+    least({now:DateTime64(3, 'UTC')} - toIntervalMillisecond(${YEAR_MS}) + toIntervalMillisecond(dh % ${YEAR_MS}), last) AS dependency_created,
+    least(least(dependency_created + toIntervalMillisecond(3600000 + cityHash64(dh, 1) % 259200000), last) + toIntervalMillisecond(cityHash64(dh, 2) % 1209600000), last) AS dependency_ended,
+    if(dh % 100 < 80, dependency_ended, ended) AS dependency_open_until,
+    if(task >= {businesses:UInt64} * 10,
+      greatest(toInt64(0), toUnixTimestamp64Milli(least(ended, dependency_open_until)) - toUnixTimestamp64Milli(greatest(least(created + toIntervalSecond(1), last), dependency_created))),
+      toInt64(0)) AS blocked_ms
   SELECT
     {base:UInt64} + number AS fact_id,
     multiIf(slot = 0, 'task_created', slot = 1, if(task >= {businesses:UInt64} * 10, 'dependency_added', 'task_updated'),
@@ -69,6 +77,8 @@ FROM (
     created AS task_created_at,
     if((slot = 1 OR (slot = 4 AND fate >= 95)) AND task >= {businesses:UInt64} * 10, concat('demo-', toString({seed:UInt64}), '-', toString(dependency)), '') AS dependency_gid,
     first_assignee,
+    started,
+    blocked_ms,
     toUInt8(kind = 'task_completed') AS completion
   FROM numbers({offset:UInt64}, {count:UInt64})
 )`;

@@ -1,4 +1,4 @@
-import { runningErasures } from './erasure.repository.ts';
+import { findErasure, runningErasures } from './erasure.repository.ts';
 import { ErasureAborted, type ErasureDeps, runErasure } from './erasure.service.ts';
 
 /** The levels the runner logs at (a pino logger is one). */
@@ -33,18 +33,27 @@ export class ErasureRunner {
     for (const business of await runningErasures(this.deps.db)) this.run(business);
   }
 
+  /** Logs name the erasure by its id, never the business: a log outlives the erasure. */
   run(business: string): void {
     if (this.controller.signal.aborted || this.runs.has(business)) return;
-    const run = runErasure({ ...this.deps, signal: this.controller.signal }, business)
+    let erasure: string | undefined;
+    const run = findErasure(this.deps.db, business)
+      .then((started) => {
+        erasure = started?.id;
+        return runErasure({ ...this.deps, signal: this.controller.signal }, business);
+      })
       .then((row) => {
         this.logger?.info(
-          { business, tasks: row.tasks_deleted, facts: row.facts_deleted },
+          { erasure: row.id, tasks: row.tasks_deleted, facts: row.facts_deleted },
           'erasure: business erased',
         );
       })
       .catch((error: unknown) => {
         if (error instanceof ErasureAborted) return;
-        this.logger?.error({ err: error, business }, 'erasure: a step failed; it is retried');
+        this.logger?.error(
+          { err: withoutName(error, business), erasure },
+          'erasure: a step failed; it is retried',
+        );
         this.retryLater(business);
       })
       .finally(() => this.runs.delete(business));
@@ -66,4 +75,20 @@ export class ErasureRunner {
     for (const timer of this.retries) clearTimeout(timer);
     await Promise.allSettled(this.runs.values());
   }
+}
+
+/**
+ * The error as a log may show it: its class, code, message and stack with the business's name
+ * taken out (an engine's message can quote a statement or a value). Other members (a driver's
+ * `detail`, a `cause`) are left out: they may carry it in forms not recognised here.
+ */
+function withoutName(error: unknown, business: string): Error {
+  const original = error instanceof Error ? error : new Error(String(error));
+  const scrub = (text: string) => text.split(business).join('[business]');
+  const shown = new Error(scrub(original.message));
+  shown.name = original.name;
+  shown.stack = original.stack === undefined ? undefined : scrub(original.stack);
+  const { code } = original as { code?: unknown };
+  if (typeof code === 'string' || typeof code === 'number') Object.assign(shown, { code });
+  return shown;
 }

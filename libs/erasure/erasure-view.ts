@@ -5,6 +5,7 @@ import { ERASURE_STEPS, stepIndex } from './erasure.service.ts';
 export function toErasureView(row: ErasureRow) {
   const done = row.status === 'done' ? ERASURE_STEPS.length : stepIndex(row.step);
   return {
+    id: row.id,
     business: row.business,
     status: row.status,
     step: row.status === 'done' ? 'done' : row.step,

@@ -57,6 +57,8 @@ export async function markErasure(
       : [],
   );
   const fresh = {
+    // A new run, a new id (logs and the change log name the run).
+    id: sql<string>`gen_random_uuid()`,
     status: 'running' as const,
     step: firstStep,
     projection_holds: JSON.stringify(holds),
@@ -110,8 +112,12 @@ export async function saveStep(
     .execute();
 }
 
+/** What a token left with no business is called from then on: its name often named the business. */
+export const ERASED_TOKEN_NAME = 'erased';
+
 /**
- * Takes the business out of every token; a live token left with none is revoked. Announced on
+ * Takes the business out of every token, revoked ones included; a live token left with none is
+ * revoked, and any token left with none loses its name too (ERASED_TOKEN_NAME). Announced on
  * the revocation channel in the same statement, so every instance's token cache forgets what it
  * held, when and only if this commits. Returns the number of tokens revoked.
  */
@@ -121,7 +127,9 @@ export async function removeFromTokens(db: Db, business: string, now: Date): Pro
       update api_tokens
       set businesses = array_remove(businesses, ${business}),
         revoked_at = case when cardinality(array_remove(businesses, ${business})) = 0
-          then coalesce(revoked_at, ${now}) else revoked_at end
+          then coalesce(revoked_at, ${now}) else revoked_at end,
+        name = case when cardinality(array_remove(businesses, ${business})) = 0
+          then ${ERASED_TOKEN_NAME} else name end
       where ${business} = any(businesses)
       returning id, (revoked_at = ${now}) as revoked
     )
@@ -153,6 +161,12 @@ export async function deleteTaskSlice(db: Db, business: string, limit: number): 
   const result = await sql`
     delete from tasks where gid in (
       select gid from tasks where business = ${business} limit ${limit})`.execute(db);
+  return Number(result.numAffectedRows ?? 0);
+}
+
+/** Views reading the business (their embeds go with them); returns how many. */
+export async function deleteViews(db: Db, business: string): Promise<number> {
+  const result = await sql`delete from views where ${business} = any(businesses)`.execute(db);
   return Number(result.numAffectedRows ?? 0);
 }
 
@@ -237,3 +251,33 @@ export async function holdPassed(db: Db, hold: ProjectionHold): Promise<boolean>
     from projector_checkpoints where name = ${hold.name}`.execute(db);
   return rows[0] === undefined || Boolean(rows[0].passed);
 }
+
+/** The tables an erasure deletes or rewrites rows of. */
+const ERASED_TABLES = [
+  'tasks',
+  'task_dependencies',
+  'outbox',
+  'idempotency_keys',
+  'api_tokens',
+  'projection_changes',
+  'business_erasures',
+] as const;
+
+/**
+ * VACUUM of the tables the erasure touched (the deleted rows' versions and their index entries
+ * are gone then, and their space is free to be written over), then a CHECKPOINT, after which
+ * the write-ahead log holding them can be recycled. Each a statement of its own: VACUUM cannot
+ * run in a transaction. CHECKPOINT needs a superuser or the pg_checkpoint role; without it the
+ * log is recycled at the server's own next checkpoint (`checkpoint_timeout`, 5 minutes by
+ * default), so a refusal is passed over.
+ */
+export async function vacuumErasedTables(db: Db): Promise<void> {
+  await sql`vacuum ${sql.join(ERASED_TABLES.map((table) => sql.table(table)))}`.execute(db);
+  try {
+    await sql`checkpoint`.execute(db);
+  } catch (error) {
+    if ((error as { code?: unknown }).code !== INSUFFICIENT_PRIVILEGE) throw error;
+  }
+}
+
+const INSUFFICIENT_PRIVILEGE = '42501';

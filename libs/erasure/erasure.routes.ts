@@ -33,7 +33,7 @@ export function erasureRoutes(deps: {
       params: businessParams,
       successStatus: 202,
       response: erasureResponse,
-      alternatives: { content: {}, headers: locationHeader },
+      successHeaders: locationHeader,
       async handle({ params, ctx }) {
         const { business } = params;
         if ((await startErasure(deps.erasure, business)) === 'not_found') {

@@ -15,11 +15,18 @@ const timestamp = { type: 'string', format: 'date-time' };
 export const erasureView: JsonSchema = {
   type: 'object',
   properties: {
+    id: {
+      type: 'string',
+      format: 'uuid',
+      description:
+        'Names this run of the erasure in the service’s logs, which never name the business.',
+    },
     business: { type: 'string' },
     status: {
       type: 'string',
       enum: ['running', 'done'],
-      description: '`done`: nothing of the business remains anywhere.',
+      description:
+        '`done`: nothing of the business remains in the service’s data (what the engines keep a while longer is listed in the operations guide).',
     },
     step: {
       type: 'string',
@@ -50,6 +57,7 @@ export const erasureView: JsonSchema = {
     finished_at: { type: ['string', 'null'], format: 'date-time' },
   },
   required: [
+    'id',
     'business',
     'status',
     'step',

@@ -13,6 +13,7 @@ import {
   deleteOutboxSlice,
   deleteStrayEdges,
   deleteTaskSlice,
+  deleteViews,
   type ErasureRow,
   findErasure,
   holdPassed,
@@ -22,8 +23,11 @@ import {
   removeFromTokens,
   saveStep,
   sealedMasterRecords,
+  vacuumErasedTables,
 } from './erasure.repository.ts';
 import { countBusinessRows, deleteBusinessRows } from './erasure-clickhouse.ts';
+import type { ErasureLedger } from './erasure-ledger.ts';
+import { scrubChdbFiles } from './erasure-traces.ts';
 
 /**
  * The steps after the mark, in order. Each deletes whatever of the business is still there, so
@@ -38,6 +42,7 @@ export const ERASURE_STEPS = [
   'clickhouse',
   'tokens',
   'cache',
+  'traces',
 ] as const;
 export type ErasureStep = (typeof ERASURE_STEPS)[number];
 const STEP_ORDER: readonly string[] = [...ERASURE_STEPS, 'done'];
@@ -66,15 +71,23 @@ export interface ErasureDeps {
   /** Facts per batch when the erasure finishes a projector's batch itself. */
   batchSize: number;
   /**
-   * Empties this process's result cache (in Redis, the one every instance shares), where the
-   * business's answers would otherwise rest, never served again, until evicted.
+   * Forgets the business's answers in this process's result cache (in Redis, the one every
+   * instance shares), where they would otherwise rest, never served again, until evicted.
+   * Other businesses' answers stay.
    */
-  clearCachedAnswers?: () => Promise<void>;
+  forgetCachedAnswers?: (business: string) => Promise<void>;
+  /**
+   * ClickHouse is chDB in this process: the traces its files keep of the deletion (finished
+   * mutations' commands, the parts as they were before it) are removed too.
+   */
+  chdb?: boolean;
   /** How often a wait looks again. @defaultValue 50 ms */
   pollMs?: number;
   /** Aborted: the erasure stops after the slice in hand; it resumes from its step later. */
   signal?: AbortSignal;
   onProgress?: (progress: ErasureProgress) => void;
+  /** Embedded installations: where a finished erasure is recorded for restores (erasure-ledger.ts). */
+  ledger?: ErasureLedger;
 }
 
 export class ErasureAborted extends Error {
@@ -109,7 +122,8 @@ export async function startErasure(
 /** Runs a started erasure to its end from the step it is in; returns its final record. */
 export async function runErasure(deps: ErasureDeps, business: string): Promise<ErasureRow> {
   const row = await findErasure(deps.db, business);
-  if (!row) throw new Error(`no erasure of ${business} was started`);
+  // The business is not named: the message may reach a log.
+  if (!row) throw new Error('no erasure of this business was started');
   let index = row.status === 'done' ? ERASURE_STEPS.length : stepIndex(row.step);
   const report = () =>
     deps.onProgress?.({
@@ -124,14 +138,10 @@ export async function runErasure(deps: ErasureDeps, business: string): Promise<E
     const step = ERASURE_STEPS[index] as ErasureStep;
     const counts = await STEPS[step](deps, business, row);
     index += 1;
-    await saveStep(
-      deps.db,
-      business,
-      ERASURE_STEPS[index] ?? 'done',
-      deps.now(),
-      STEP_ORDER,
-      counts,
-    );
+    const at = deps.now();
+    // In the ledger before it shows as done: whoever sees it done (a backup) finds it there.
+    if (index === ERASURE_STEPS.length) await deps.ledger?.record(business, at);
+    await saveStep(deps.db, business, ERASURE_STEPS[index] ?? 'done', at, STEP_ORDER, counts);
     report();
   }
   return (await findErasure(deps.db, business)) as ErasureRow;
@@ -160,6 +170,8 @@ const STEPS: Record<ErasureStep, Step> = {
       if (slice < TASKS_AT_ONCE) break;
     }
     await deleteStrayEdges(deps.db, business);
+    // A view reading it, with every embed of that view: they would only answer for the rest.
+    await deleteViews(deps.db, business);
     return { tasks_deleted: deleted };
   },
   async outbox(deps, business) {
@@ -222,7 +234,7 @@ const STEPS: Record<ErasureStep, Step> = {
       )
         break;
       if (round >= CLICKHOUSE_ROUNDS) {
-        throw new Error(`rows of ${business} keep appearing in ClickHouse; the erasure retries`);
+        throw new Error('rows of the business keep appearing in ClickHouse; the erasure retries');
       }
     }
     return { facts_deleted: facts };
@@ -231,15 +243,22 @@ const STEPS: Record<ErasureStep, Step> = {
     // Again at the end: a token issued for the business while it was being erased.
     return { tokens_revoked: await removeFromTokens(deps.db, business, deps.now()) };
   },
-  async cache(deps, business) {
-    // Cached answers are keyed on the projection watermark: moving it retires every one of them,
-    // in this process, in Redis, and in every other instance; the change it logs keeps any of
-    // them from being reused in part. The log's own rows of the business go with it.
+  async cache(deps, business, row) {
+    // Moving the watermark with a change of this erasure's own retires every answer that reads
+    // the business, in this process, in Redis, and in every other instance; answers of other
+    // businesses still hold. The log's own rows of the business lose its name.
     await deps.db.transaction().execute(async (trx) => {
-      await forgetBusinessChanges(trx, business);
-      await advanceWatermark(trx);
+      await forgetBusinessChanges(trx, business, row.id);
+      await advanceWatermark(trx, row.id);
     });
-    await deps.clearCachedAnswers?.();
+    await deps.forgetCachedAnswers?.(business);
+    return undefined;
+  },
+  async traces(deps) {
+    // What the engines keep of the deleted rows on disk, as far as they let go of it
+    // (docs/operations.md lists what remains, and for how long).
+    if (deps.chdb) await scrubChdbFiles(deps.clickhouse, (ms) => abortablePause(deps, ms));
+    await vacuumErasedTables(deps.db);
     return undefined;
   },
 };

@@ -12,6 +12,8 @@ export type ErasureStatus = 'running' | 'done';
 
 export interface BusinessErasuresTable {
   business: string;
+  /** Names this run of the erasure in logs and in the change log (0016_erasure_ids.sql). */
+  id: ColumnType<string, string | undefined, string>;
   status: ErasureStatus;
   /** The next step to run (erasure-steps.ts); `done` once finished. */
   step: string;

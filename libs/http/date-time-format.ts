@@ -1,6 +1,6 @@
 import type { FormatDefinition } from 'ajv';
 import { fullFormats } from 'ajv-formats/dist/formats.js';
-import { digitRange, group } from './text-patterns.ts';
+import { calendarDate, group } from './text-patterns.ts';
 
 const DATE_TIME =
   /^(\d{4})-(\d{2})-(\d{2})[Tt](\d{2}):(\d{2}):(\d{2})(\.\d{1,9})?([Zz]|([+-])(\d{2}):(\d{2}))$/;
@@ -53,8 +53,6 @@ export function instantOf(text: string): number | undefined {
   return utc.getTime();
 }
 
-const MONTH = '(0[1-9]|1[0-2])';
-const DAY = '(0[1-9]|[12][0-9]|3[01])';
 const OFFSET = '((0[0-9]|1[0-3]):[0-5][0-9]|14:00)';
 /** An optional RFC 3339 time, `T` first, with one of `zones`. */
 const timeWith = (zones: string) =>
@@ -62,15 +60,15 @@ const timeWith = (zones: string) =>
 const ANY_TIME = timeWith(`([Zz]|[+-]${OFFSET})`);
 
 /**
- * A date, or a date-time instantOf takes, as a `pattern` (the calendar itself, 02-30, is left
- * to `format`): years 0001–9999, offsets of at most ±14:00, but on 0001-01-01 none ahead of
- * UTC and on 9999-12-31 none behind it.
+ * A date, or a date-time instantOf takes, as a `pattern`: the days each month has (02-29 in
+ * leap years only), years 0001–9999, offsets of at most ±14:00, but on 0001-01-01 none ahead
+ * of UTC and on 9999-12-31 none behind it. Neither 0001 nor 9999 is a leap year.
  */
 export const DATE_OR_INSTANT_PATTERN = `^${group([
   `0001-01-01${timeWith(`([Zz]|[+]00:00|-${OFFSET})`)}`,
-  `0001-(01-(0[2-9]|[12][0-9]|3[01])|(0[2-9]|1[0-2])-${DAY})${ANY_TIME}`,
-  `${group(digitRange('0002', '9998'))}-${MONTH}-${DAY}${ANY_TIME}`,
-  `9999-((0[1-9]|1[01])-${DAY}|12-(0[1-9]|[12][0-9]|30))${ANY_TIME}`,
+  `0001-(01-(0[2-9]|[12][0-9]|3[01])|(0[2-9]|1[0-2])-(0[1-9]|1[0-9]|2[0-8])|(0[3-9]|1[0-2])-(29|30)|(0[3578]|1[02])-31)${ANY_TIME}`,
+  `${calendarDate('0002', '9998')}${ANY_TIME}`,
+  `9999-((0[1-9]|1[01])-(0[1-9]|1[0-9]|2[0-8])|(0[13-9]|1[01])-(29|30)|(0[13578]|10)-31|12-(0[1-9]|[12][0-9]|30))${ANY_TIME}`,
   `9999-12-31${timeWith(`([Zz]|-00:00|[+]${OFFSET})`)}`,
 ])}$`;
 

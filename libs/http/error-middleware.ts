@@ -36,7 +36,13 @@ export function errorMiddleware(
       sendProblem(res, known, instance, requestId);
       return;
     }
-    logger.error({ err: error, request_id: requestId, path: instance }, 'unhandled error');
+    // The route template, not the path: path segments can carry identifiers (a business
+    // being erased, a task's gid), and a log outlives them.
+    const route: unknown = req.route?.path;
+    logger.error(
+      { err: error, request_id: requestId, route: typeof route === 'string' ? route : 'unmatched' },
+      'unhandled error',
+    );
     sendProblem(
       res,
       new AppError('internal', 'The server failed to answer this request. It has been logged.'),

@@ -8,6 +8,11 @@ export type JsonSchema = Record<string, unknown>;
  * keywords (see openapi.ts), so the contract says what the code refuses.
  */
 export const ENFORCED_IN_CODE = 'x-enforced-in-code';
+/**
+ * Members of a body whose text the handler checks itself, each item on its own (a batch's
+ * queries): the body's walk for NUL and lone surrogates leaves them out.
+ */
+export const TEXT_CHECKED_PER_ITEM = 'x-text-checked-per-item';
 
 /** `{...schema, ...enforcedInCode({pattern})}`: `pattern` is published, checked elsewhere. */
 export const enforcedInCode = (constraints: JsonSchema): JsonSchema => ({

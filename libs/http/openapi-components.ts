@@ -115,6 +115,13 @@ const problemResponse = (code: ErrorCode, description: string, extra: object = {
 
 /** Response name → [status, component]; operations refer to them by status. */
 const responses = {
+  // Answered as Node's HTTP parser refuses the request (apps/server/client-error-answers.ts), before any
+  // middleware: no X-Request-ID or rate-limit headers.
+  HeadersTooLarge: {
+    description:
+      'Request Header Fields Too Large: the request line (path and query, so a long `q` too) and the headers together exceed 16 KiB. The connection is closed. Send a long query by POST instead.',
+    content: { [PROBLEM_JSON]: { schema: ref('schemas', 'Problem') } },
+  },
   BadRequest: problemResponse(
     'bad_request',
     'the body is not valid JSON or cannot be decompressed as its Content-Encoding says, the path holds a malformed percent-encoding, the Idempotency-Key is empty or over 255 characters, or the If-Match header is neither `*` nor a list of entity tags.',
@@ -127,7 +134,10 @@ const responses = {
     },
   ),
   Forbidden: problemResponse('forbidden', 'the token lacks the scope this operation needs.'),
-  NotFound: problemResponse('not_found', 'no such object, or one outside the token’s businesses.'),
+  NotFound: problemResponse(
+    'not_found',
+    "no such object, or one outside the token’s businesses. A business the token cannot read, whether it exists or not, is `No business '…' is readable with this token.` with a `businesses` member listing those it can.",
+  ),
   Conflict: problemResponse(
     'conflict',
     'the state forbids it (e.g. a dependency cycle), or a request with the same Idempotency-Key is still running.',
@@ -195,6 +205,14 @@ const responses = {
     'unavailable',
     'no query slot came free within the wait bound (the service is busy with other callers’ queries), the server is shutting down, or an engine is not answering.',
     { 'Retry-After': ref('headers', 'Retry-After') },
+  ),
+  EmbedUnauthorized: problemResponse(
+    'unauthorized',
+    'the embed token is unknown, revoked or expired (one answer for all three). An embed token is no API credential, nor is an API token an embed token.',
+  ),
+  EmbedForbidden: problemResponse(
+    'forbidden',
+    '`q` holds something other than `filters`, or a filter on a dimension the embed locks.',
   ),
   QueryUnprocessable: {
     description:

@@ -1,15 +1,17 @@
 import { isDeepStrictEqual } from 'node:util';
-import { ENFORCED_IN_CODE, type JsonSchema } from './json-schema.ts';
-import { digitRange, group, mayMatchNul, NO_NUL } from './text-patterns.ts';
+import { ENFORCED_IN_CODE, type JsonSchema, TEXT_CHECKED_PER_ITEM } from './json-schema.ts';
+import { calendarDate, digitRange, group, mayMatchNul, NO_NUL } from './text-patterns.ts';
 
 /**
  * Route schemas are written for Ajv's draft-07 dialect with ajv-formats; OpenAPI 3.1 speaks
  * JSON Schema 2020-12, and the published document holds nothing else. On the way out:
  * - tuple `items` becomes `prefixItems`;
  * - ajv-formats' `formatMinimum`/`formatMaximum` on a date, which no other tool knows, become
- *   a `pattern` on its year (bounds must fall on whole years: anything else throws);
+ *   a `pattern` on its year (bounds must fall on whole years: anything else throws), and one
+ *   on the whole date;
  * - the members of ENFORCED_IN_CODE join the schema as standard keywords, under `allOf` when
- *   the schema already has that keyword, so each constraint adds to the others.
+ *   the schema already has that keyword, so each constraint adds to the others (an `anyOf`
+ *   refines the branches of one it matches, see refineBranches).
  */
 export function toOpenApiSchema(schema: unknown): JsonSchema {
   return convert(schema) as JsonSchema;
@@ -22,6 +24,15 @@ export function toOpenApiSchema(schema: unknown): JsonSchema {
  */
 export function toRequestSchema(schema: unknown): JsonSchema {
   return refuseNul(convert(schema)) as JsonSchema;
+}
+
+/**
+ * A parameter's schema, as toRequestSchema, with a bounded date stated by the one pattern of the
+ * whole date: tools that draw parameter values read a parameter's `pattern` and not the ones
+ * under its `allOf` (Schemathesis' coverage phase drew `1900-` from the year's alone).
+ */
+export function toParameterSchema(schema: unknown): JsonSchema {
+  return refuseNul(convert(schema, true)) as JsonSchema;
 }
 
 // Not `oneOf`: one branch narrowed could leave a value matching exactly one where it matched two.
@@ -75,25 +86,62 @@ function refuseNul(value: unknown, covered = false, itemsCovered = false): unkno
   return schema;
 }
 
-function convert(value: unknown): unknown {
-  if (Array.isArray(value)) return value.map(convert);
+function convert(value: unknown, wholeDates = false): unknown {
+  if (Array.isArray(value)) return value.map((item) => convert(item, wholeDates));
   if (value === null || typeof value !== 'object') return value;
   const out: Record<string, unknown> = {};
   const bounds: { formatMinimum?: unknown; formatMaximum?: unknown } = {};
   let enforced: Record<string, unknown> = {};
   for (const [key, member] of Object.entries(value)) {
-    if (key === '$schema' || key === '$id') continue;
-    if (key === ENFORCED_IN_CODE) enforced = convert(member) as Record<string, unknown>;
-    else if (key === 'formatMinimum' || key === 'formatMaximum') bounds[key] = member;
-    else if (key === 'items' && Array.isArray(member)) out.prefixItems = convert(member);
-    else out[key] = convert(member);
+    // TEXT_CHECKED_PER_ITEM tells the validator, not the reader: the description says it.
+    if (key === '$schema' || key === '$id' || key === TEXT_CHECKED_PER_ITEM) continue;
+    if (key === ENFORCED_IN_CODE) {
+      enforced = convert(member, wholeDates) as Record<string, unknown>;
+    } else if (key === 'formatMinimum' || key === 'formatMaximum') bounds[key] = member;
+    else if (key === 'items' && Array.isArray(member))
+      out.prefixItems = convert(member, wholeDates);
+    else out[key] = convert(member, wholeDates);
   }
   if ('formatMinimum' in bounds || 'formatMaximum' in bounds) {
-    add(out, 'pattern', yearPattern(out.format, bounds.formatMinimum, bounds.formatMaximum));
+    const [first, last] = yearBounds(out.format, bounds.formatMinimum, bounds.formatMaximum);
+    if (!wholeDates) add(out, 'pattern', `^${group(digitRange(first, last))}-`);
+    // The whole date too, for tools that draw values from patterns and pass formats by.
+    add(out, 'pattern', `^${calendarDate(first, last)}$`);
   }
-  for (const [key, member] of Object.entries(enforced)) add(out, key, member);
+  for (const [key, member] of Object.entries(enforced)) {
+    if (key === 'anyOf') refineBranches(out, member);
+    else add(out, key, member);
+  }
   return out;
 }
+
+/**
+ * An enforced `anyOf` beside a validated one with as many branches states what the code checks of
+ * each branch's values: the branches are joined one by one (tools drawing a value from one branch
+ * then read that branch's rule). Otherwise it is one more constraint, as any other keyword.
+ */
+function refineBranches(schema: Record<string, unknown>, member: unknown): void {
+  const own = schema.anyOf;
+  if (!Array.isArray(own) || !Array.isArray(member) || own.length !== member.length) {
+    add(schema, 'anyOf', member);
+    return;
+  }
+  schema.anyOf = own.map((branch, i) => {
+    const joined = { ...(branch as Record<string, unknown>) };
+    for (const [key, value] of Object.entries(member[i] as Record<string, unknown>)) {
+      const mine = joined[key];
+      if (key === 'items' && isSchemaObject(mine) && isSchemaObject(value)) {
+        const items = { ...mine };
+        for (const [name, rule] of Object.entries(value)) add(items, name, rule);
+        joined.items = items;
+      } else add(joined, key, value);
+    }
+    return joined;
+  });
+}
+
+const isSchemaObject = (value: unknown): value is Record<string, unknown> =>
+  value !== null && typeof value === 'object' && !Array.isArray(value);
 
 function add(schema: Record<string, unknown>, key: string, member: unknown): void {
   if (!(key in schema)) schema[key] = member;
@@ -102,8 +150,8 @@ function add(schema: Record<string, unknown>, key: string, member: unknown): voi
   }
 }
 
-/** `format: date` from `min` to `max` (`1900-01-01`, `2299-12-31`) → `^(19[0-9][0-9]|…)-`. */
-function yearPattern(format: unknown, min: unknown, max: unknown): string {
+/** `format: date` from `min` to `max` (`1900-01-01`, `2299-12-31`) → `['1900', '2299']`. */
+function yearBounds(format: unknown, min: unknown, max: unknown): [string, string] {
   const first = min === undefined ? '0000' : /^(\d{4})-01-01$/.exec(String(min))?.[1];
   const last = max === undefined ? '9999' : /^(\d{4})-12-31$/.exec(String(max))?.[1];
   if (format !== 'date' || first === undefined || last === undefined || first > last) {
@@ -111,5 +159,5 @@ function yearPattern(format: unknown, min: unknown, max: unknown): string {
       `Cannot publish formatMinimum/formatMaximum ${String(min)}..${String(max)} on format ${String(format)}: only whole years of dates`,
     );
   }
-  return `^${group(digitRange(first, last))}-`;
+  return [first, last];
 }

@@ -30,6 +30,12 @@ export const SCHEMAS = {
         description:
           'The W3C trace id of this request, when tracing is configured and the request was sampled.',
       },
+      businesses: {
+        type: 'array',
+        items: { type: 'string' },
+        description:
+          'On a 404 for a business the token cannot read (whether or not it exists elsewhere): the businesses it can.',
+      },
       errors: {
         type: 'array',
         items: {

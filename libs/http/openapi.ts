@@ -6,7 +6,7 @@ import {
   type ResponseName,
   responseRef,
 } from './openapi-components.ts';
-import { toOpenApiSchema, toRequestSchema } from './openapi-dialect.ts';
+import { toOpenApiSchema, toParameterSchema, toRequestSchema } from './openapi-dialect.ts';
 import { PLATFORM_PATHS } from './openapi-platform.ts';
 import type { Route } from './route.ts';
 import type { JsonSchema } from './validation.ts';
@@ -27,7 +27,7 @@ const DESCRIPTION = `Analytics queries from ClickHouse and a task dependency gra
 
 Authenticate with \`Authorization: Bearer <token>\`. Invalid input is \`422 application/json\`
 \`{detail:[{loc,msg,type}]}\`; every other error is RFC 9457 \`application/problem+json\`.
-No input text may hold U+0000 or an unpaired UTF-16 surrogate (\`string_nul\`, \`string_unicode\`).
+No input text may hold U+0000 or an unpaired UTF-16 surrogate (\`string_nul\`, \`string_unicode\`); in a batch, that item's 422.
 Every response carries \`X-Request-ID\` and \`X-RateLimit-*\`; POST and PUT accept \`Idempotency-Key\`.`;
 
 const TAG_DESCRIPTIONS: Record<string, string> = {
@@ -35,6 +35,10 @@ const TAG_DESCRIPTIONS: Record<string, string> = {
   tasks: 'Tasks: the write side; each write appends facts for the analytics side.',
   dependencies: 'The task dependency graph: edges, dependents and dependencies.',
   analytics: 'Analytics queries over the projected facts, and their catalog.',
+  views:
+    'Saved queries (`analytics:write` to save, `analytics:read` to read and answer), and the embed tokens that show one outside the API.',
+  embeds:
+    "What an embed token opens, with no other credential: its view's chart page and answer, locked filters applied.",
   platform: 'Probes, metrics and this document; public.',
 };
 
@@ -111,6 +115,8 @@ function description(route: Route): { description?: string } {
 function scopeDescription(scope: NonNullable<Route['scope']>): string {
   if (scope === 'master') return 'Needs the master key.';
   if (scope === 'token') return 'Needs an API token, whatever its scopes (not the master key).';
+  if (scope === 'reader')
+    return 'Needs a token with the `analytics:read` scope, or the master key.';
   return `Needs a token with the \`${scope}\` scope.`;
 }
 
@@ -118,6 +124,7 @@ function security(scope: Route['scope']): Array<Record<string, string[]>> {
   if (scope === null) return [];
   if (scope === 'master') return [{ masterKey: [] }];
   if (scope === 'token') return [{ bearerAuth: [] }];
+  if (scope === 'reader') return [{ bearerAuth: ['analytics:read'] }, { masterKey: [] }];
   // OpenAPI 3.1 lets non-OAuth requirements list role names: here, the scope needed.
   return [{ bearerAuth: [scope] }];
 }
@@ -138,16 +145,19 @@ function responses(route: Route, writes: boolean): Record<string, unknown> {
       ? { description: 'Done; no content.', headers: successHeaders }
       : {
           description: route.summary,
-          headers: { ...successHeaders, ...route.alternatives?.headers },
-          content: {
-            'application/json': { schema: route.response ? toOpenApiSchema(route.response) : {} },
-            ...Object.fromEntries(
-              Object.entries(route.alternatives?.content ?? {}).map(([type, schema]) => [
-                type,
-                { schema: toOpenApiSchema(schema) },
-              ]),
-            ),
-          },
+          headers: { ...successHeaders, ...route.successHeaders },
+          content: route.files
+            ? Object.fromEntries(
+                Object.entries(route.files).map(([type, schema]) => [
+                  type,
+                  { schema: toOpenApiSchema(schema) },
+                ]),
+              )
+            : {
+                'application/json': {
+                  schema: route.response ? toOpenApiSchema(route.response) : {},
+                },
+              },
         };
   const failures: Array<[string, ResponseName, boolean]> = [
     ['400', 'BadRequest', route.body !== undefined || writes || route.path.includes(':')],
@@ -161,6 +171,7 @@ function responses(route: Route, writes: boolean): Record<string, unknown> {
     ['415', 'UnsupportedMediaType', route.body !== undefined],
     ['422', 'ValidationFailed', writes || Boolean(route.params || route.query || route.body)],
     ['429', 'RateLimited', true],
+    ['431', 'HeadersTooLarge', true],
     ['500', 'InternalError', true],
     // Every operation reads Postgres (its token, at least): unreachable, or out of time.
     ['503', 'Unavailable', true],
@@ -196,7 +207,7 @@ function pathParameters(route: Route): unknown[] {
     name,
     in: 'path',
     required: true,
-    schema: toRequestSchema(declared[name] ?? { type: 'string' }),
+    schema: toParameterSchema(declared[name] ?? { type: 'string' }),
   }));
 }
 
@@ -215,7 +226,7 @@ function objectParameters(schema: JsonSchema | undefined, location: 'query'): un
       : {
           // `created_at[gte]=…` style filters arrive as nested objects when declared as one.
           ...(property.type === 'object' ? { style: 'deepObject', explode: true } : {}),
-          schema: toRequestSchema(property),
+          schema: toParameterSchema(property),
         }),
   }));
 }

@@ -96,16 +96,21 @@ export interface Route<P = any, Q = any, B = any, C = any> {
   checks?: (raw: { params: Record<string, unknown>; query: Record<string, unknown> }) => {
     [K in keyof C]: () => C[K];
   };
+  /**
+   * How many requests of the caller's rate-limit budget this one spends, from its checked body
+   * (a batch of N queries: N); one without it. The extra units are charged once the body is
+   * checked, through the router's `chargeMore` hook.
+   */
+  cost?: (body: B) => number;
   successStatus: number;
   response?: JsonSchema;
   /**
-   * Other forms of the success answer, chosen by the caller's Accept (JSON stays the default),
-   * for the API description: each media type's schema, and the headers those forms add.
+   * The success answer as files rather than JSON, for the API description: each media type's
+   * schema, the first being the default.
    */
-  alternatives?: {
-    content: Record<string, JsonSchema>;
-    headers?: Record<string, { description: string; schema: JsonSchema }>;
-  };
+  files?: Record<string, JsonSchema>;
+  /** Headers the success answer adds, for the API description. */
+  successHeaders?: Record<string, { description: string; schema: JsonSchema }>;
   /** Failure answers particular to this operation, by status, replacing the platform's. */
   responses?: Record<string, ResponseName>;
   /**
@@ -118,6 +123,11 @@ export interface Route<P = any, Q = any, B = any, C = any> {
    * every other answer keeps the app's `no-store`.
    */
   cacheControl?: string;
+  /**
+   * Checks that read the engines, run before a write's unit of work opens: on a database of one
+   * connection a read inside the handler would wait behind the handler's own transaction.
+   */
+  before?(input: Omit<RouteInput<P, Q, B, C>, 'uow'>): Promise<void>;
   handle(input: RouteInput<P, Q, B, C>): Promise<RouteResult>;
 }
 

@@ -23,6 +23,11 @@ export interface RouterOptions {
   bodyChecks: BodyChecks;
   /** Called once a body over 64 KiB has been read (json-body.ts); nothing by default. */
   onLargeBody?: () => void;
+  /**
+   * Charges `units` more to the caller's rate-limit budget for a route whose `cost` is above
+   * one, throwing (429) when they do not fit; nothing is charged without it.
+   */
+  chargeMore?: (req: Request, res: Response, units: number) => Promise<void>;
 }
 
 /**
@@ -36,7 +41,14 @@ export interface RouterOptions {
 export function mountRoutes(
   app: express.Express,
   routes: Route[],
-  { authorize, transact, idempotency = NO_IDEMPOTENCY, bodyChecks, onLargeBody }: RouterOptions,
+  {
+    authorize,
+    transact,
+    idempotency = NO_IDEMPOTENCY,
+    bodyChecks,
+    onLargeBody,
+    chargeMore,
+  }: RouterOptions,
 ): void {
   const reading = { bodyChecks, hooks: { onLargeBody } };
   const running = { transact, idempotency };
@@ -55,6 +67,8 @@ export function mountRoutes(
     const guards = shadows.length > 0 ? [ownPath, authorizeFirst] : [authorizeFirst];
     app[route.method](route.path, ...guards, async (req: Request, res: Response) => {
       const input = await readInput(req, res, route, reading);
+      const extra = (route.cost?.(input.body) ?? 1) - 1;
+      if (extra > 0) await chargeMore?.(req, res, extra);
       const execution = await runRoute(route, input, requestContext(req, res), running);
       await sendResult(req, res, route, execution);
     });

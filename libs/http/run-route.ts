@@ -42,6 +42,7 @@ export async function runRoute(
   const { params, query, body, checked, key } = input;
   const answer = async (uow: UnitOfWork<TransactionOf>): Promise<SentResult> =>
     finalize(route, await route.handle({ params, query, body, checked, ctx, uow }));
+  await route.before?.({ params, query, body, checked, ctx });
   const strategy = strategyOf(route, key);
   if (strategy === 'read') return { result: await answer(NO_UNIT), replayed: false };
   const operation = {

@@ -86,3 +86,46 @@ export function digitRange(low: string, high: string): string[] {
   if (!highWhole) alternatives.push(`${b}${group(digitRange('0'.repeat(n), restHigh))}`);
   return alternatives;
 }
+
+// Months and days every year has: 1–28 of each month, 29–30 but in February, 31 in the long months.
+export const COMMON_DAYS =
+  '((0[1-9]|1[0-2])-(0[1-9]|1[0-9]|2[0-8])|(0[13-9]|1[0-2])-(29|30)|(0[13578]|1[02])-31)';
+// The last two digits of the leap years of a century, but its first.
+const LEAP_ENDS = '(0[48]|[2468][048]|[13579][26])';
+
+/**
+ * A calendar date `YYYY-MM-DD` from `first` to `last` (whole years, four digits each), without
+ * anchors: the days each month really has, February 29 in leap years only. What `format: date`
+ * says, as a pattern, for tools that generate values from patterns and leave formats aside.
+ */
+export function calendarDate(first: string, last: string): string {
+  const [from, to] = [Number(first), Number(last)];
+  const isLeap = (year: number) => year % 4 === 0 && (year % 100 !== 0 || year % 400 === 0);
+  // Centuries wholly in range: every leap year of theirs by one pattern; the edges year by year.
+  const whole: string[] = [];
+  const wholeFourth: string[] = [];
+  const single: string[] = [];
+  for (let century = Math.floor(from / 100); century <= Math.floor(to / 100); century++) {
+    const prefix = String(century).padStart(2, '0');
+    if (century * 100 >= from && century * 100 + 99 <= to) {
+      (century % 4 === 0 ? wholeFourth : whole).push(prefix);
+      continue;
+    }
+    for (
+      let year = Math.max(from, century * 100);
+      year <= Math.min(to, century * 100 + 99);
+      year++
+    ) {
+      if (isLeap(year)) single.push(String(year).padStart(4, '0'));
+    }
+  }
+  const leapYears = [
+    ...(whole.length > 0 ? [`${group(whole)}${LEAP_ENDS}`] : []),
+    ...(wholeFourth.length > 0 ? [`${group(wholeFourth)}(00|${LEAP_ENDS.slice(1)}`] : []),
+    ...single,
+  ];
+  const years = group(digitRange(first, last));
+  return leapYears.length === 0
+    ? `${years}-${COMMON_DAYS}`
+    : `(${years}-${COMMON_DAYS}|${group(leapYears)}-02-29)`;
+}

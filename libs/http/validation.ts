@@ -2,7 +2,7 @@ import { Ajv, type ErrorObject, type Options, type ValidateFunction } from 'ajv'
 import addFormats from 'ajv-formats';
 import { dateTimeFormat } from './date-time-format.ts';
 import { MAX_ISSUES, ValidationError, type ValidationIssue } from './errors.ts';
-import { ENFORCED_IN_CODE, type JsonSchema } from './json-schema.ts';
+import { ENFORCED_IN_CODE, type JsonSchema, TEXT_CHECKED_PER_ITEM } from './json-schema.ts';
 import { parseParams } from './strict-params.ts';
 
 export type { JsonSchema };
@@ -15,6 +15,7 @@ function ajvWith(options: Options): Ajv {
   ajv.addFormat('date-time', dateTimeFormat);
   // An annotation here: its constraints are checked by code, and only published.
   ajv.addKeyword({ keyword: ENFORCED_IN_CODE, schemaType: 'object' });
+  ajv.addKeyword({ keyword: TEXT_CHECKED_PER_ITEM, schemaType: 'array' });
   return ajv;
 }
 
@@ -56,12 +57,16 @@ export function validate<T>(schema: JsonSchema, value: unknown, location: Locati
   }
   const input =
     location === 'body' ? value : parseParams(schema, (value ?? {}) as Record<string, unknown>);
-  const textual = textIssues(input, location);
   if (checks.first(input)) {
+    // Valid input is no bigger than the schema allows: the walk for bad text is bounded too.
+    const textual = textIssues(withoutOwnChecks(schema, input), location);
     if (textual.length === 0) return input as T;
     throw new ValidationError(textual);
   }
+  // Refused input is only walked as far as a 422 can describe it: 100,000 items past a
+  // `maxItems` of 20 are not each looked at.
   const bounded = boundForReport(schema, input, 0);
+  const textual = textIssues(withoutOwnChecks(schema, bounded), location);
   checks.all(bounded);
   let issues = toIssues(checks.all.errors ?? [], location);
   // The bad part may lie past the cut: then the first error is the one to report.
@@ -71,19 +76,18 @@ export function validate<T>(schema: JsonSchema, value: unknown, location: Locati
 
 /**
  * A copy of `value` no bigger than a 422 can describe: arrays cut just past their `maxItems`
- * (the too_long issue still shows) or past MAX_ISSUES items, and objects that forbid unknown
- * members keep their known ones and the first MAX_ISSUES others.
+ * (the too_long issue still shows) or past MAX_ISSUES items, and objects keep their known
+ * members and the first MAX_ISSUES others (whose values, which no schema describes, are cut
+ * the same way). Nothing past the cut is looked at, however much a body holds there.
  */
 function boundForReport(schema: JsonSchema | undefined, value: unknown, depth: number): unknown {
-  if (schema === undefined || depth > 32 || typeof value !== 'object' || value === null) {
-    return value;
-  }
+  if (depth > 32 || typeof value !== 'object' || value === null) return value;
   if (Array.isArray(value)) {
-    const maxItems = typeof schema.maxItems === 'number' ? schema.maxItems : MAX_ISSUES;
-    const items = schema.items as JsonSchema | undefined;
+    const maxItems = typeof schema?.maxItems === 'number' ? schema.maxItems : MAX_ISSUES;
+    const items = schema?.items as JsonSchema | undefined;
     return value.slice(0, maxItems + 1).map((item) => boundForReport(items, item, depth + 1));
   }
-  const properties = (schema.properties ?? {}) as Record<string, JsonSchema>;
+  const properties = (schema?.properties ?? {}) as Record<string, JsonSchema>;
   const bounded: Record<string, unknown> = {};
   for (const [key, property] of Object.entries(properties)) {
     if (Object.hasOwn(value, key)) {
@@ -94,9 +98,18 @@ function boundForReport(schema: JsonSchema | undefined, value: unknown, depth: n
   for (const key in value) {
     if (Object.hasOwn(properties, key)) continue;
     if (unknown++ >= MAX_ISSUES) break;
-    bounded[key] = (value as Record<string, unknown>)[key];
+    bounded[key] = boundForReport(undefined, (value as Record<string, unknown>)[key], depth + 1);
   }
   return bounded;
+}
+
+/** The value without the members whose text its handler checks item by item. */
+function withoutOwnChecks(schema: JsonSchema, value: unknown): unknown {
+  const own = schema[TEXT_CHECKED_PER_ITEM] as string[] | undefined;
+  if (!own || typeof value !== 'object' || value === null || Array.isArray(value)) return value;
+  const rest = { ...(value as Record<string, unknown>) };
+  for (const name of own) delete rest[name];
+  return rest;
 }
 
 /**

@@ -2,9 +2,15 @@ import fs from 'node:fs/promises';
 import path from 'node:path';
 import type { ClickHouseClient } from '@clickhouse/client';
 import { type Kysely, sql } from 'kysely';
-import { DEMO_TOKEN_FILE, MASTER_KEY_FILE } from '../auth/master-key.ts';
+import { ERASURE_LEDGER_FILE, readLedger, writeLedger } from '../erasure/erasure-ledger.ts';
 import { projectBatch } from '../projection/projector.ts';
 import type { Database } from '../storage/database.ts';
+import {
+  copyOwnerOnlyFile,
+  ownerOnlyDir,
+  ownerOnlyFile,
+  writeOwnerOnlyFile,
+} from '../storage/owner-only.ts';
 import type { Postgres } from '../storage/postgres.ts';
 import {
   BACKUP_FORMAT,
@@ -12,6 +18,7 @@ import {
   type BackupManifest,
   cairnVersion,
   describeFile,
+  KEY_FILES,
   writeManifest,
 } from './backup-manifest.ts';
 import { holdProjector } from './projector-hold.ts';
@@ -70,7 +77,7 @@ export async function takeBackup(input: BackupInput): Promise<BackupManifest> {
       await held.verify(session);
       return { at: new Date(), ...(await postgresCounts(session)) };
     });
-    await fs.writeFile(
+    await writeOwnerOnlyFile(
       path.join(to, POSTGRES_FILE),
       Buffer.from(await taken.tarball.arrayBuffer()),
     );
@@ -80,6 +87,8 @@ export async function takeBackup(input: BackupInput): Promise<BackupManifest> {
       const copied = await copyKey(input.dataDir, to, file);
       if (copied) keys.push(copied);
     }
+    const erasures = await readLedger(path.join(input.dataDir, ERASURE_LEDGER_FILE));
+    await writeLedger(path.join(to, ERASURE_LEDGER_FILE), erasures);
     const manifest: BackupManifest = {
       format: BACKUP_FORMAT,
       format_version: BACKUP_FORMAT_VERSION,
@@ -95,6 +104,10 @@ export async function takeBackup(input: BackupInput): Promise<BackupManifest> {
       },
       clickhouse: clickhouseFiles,
       keys,
+      erasures: {
+        ...(await describeFile(to, ERASURE_LEDGER_FILE)),
+        entries: erasures.length,
+      },
     };
     await writeManifest(to, manifest);
     return manifest;
@@ -108,7 +121,7 @@ export async function takeBackup(input: BackupInput): Promise<BackupManifest> {
 }
 
 /** Removes everything inside `dir`, keeping `dir` itself. */
-export async function emptyDirectory(dir: string): Promise<void> {
+async function emptyDirectory(dir: string): Promise<void> {
   for (const entry of await fs.readdir(dir).catch(() => [])) {
     await fs.rm(path.join(dir, entry), { recursive: true, force: true });
   }
@@ -116,7 +129,8 @@ export async function emptyDirectory(dir: string): Promise<void> {
 
 async function prepareTarget(to: string): Promise<void> {
   if (!path.isAbsolute(to)) throw new Error(`The backup directory must be absolute: ${to}`);
-  await fs.mkdir(to, { recursive: true });
+  // A backup holds the data and its keys: the owner's alone (owner-only.ts).
+  await ownerOnlyDir(to);
   const entries = await fs.readdir(to);
   if (entries.length > 0) {
     throw new Error(`The backup directory ${to} is not empty; name a new or empty directory.`);
@@ -161,8 +175,10 @@ async function exportTable(
   // An empty table may leave no file at all; an empty file stands for it.
   const bytes = await fs.stat(full).then(
     (stat) => stat.size,
-    () => fs.writeFile(full, '').then(() => 0),
+    () => writeOwnerOnlyFile(full, '').then(() => 0),
   );
+  // chDB wrote it with this process's umask; a backup does not rely on that.
+  await ownerOnlyFile(full);
   if (bytes === 0) return { table, rows: 0, ...(await describeFile(dir, file)) };
   const counted = await clickhouse.query({
     query: `SELECT count() AS n FROM file({file:String}, 'Native')`,
@@ -173,18 +189,13 @@ async function exportTable(
   return { table, rows: Number(row?.n ?? 0), ...(await describeFile(dir, file)) };
 }
 
-/** Files beside the data that a restored installation needs to keep its tokens and cursors valid. */
-const KEY_FILES = [MASTER_KEY_FILE, DEMO_TOKEN_FILE];
-
 async function copyKey(dataDir: string, to: string, file: string) {
-  const copied = await fs.copyFile(path.join(dataDir, file), path.join(to, file)).then(
+  const copied = await copyOwnerOnlyFile(path.join(dataDir, file), path.join(to, file)).then(
     () => true,
     (error: NodeJS.ErrnoException) => {
       if (error.code === 'ENOENT') return false;
       throw error;
     },
   );
-  if (!copied) return undefined;
-  await fs.chmod(path.join(to, file), 0o600);
-  return describeFile(to, file);
+  return copied ? describeFile(to, file) : undefined;
 }

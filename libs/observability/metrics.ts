@@ -12,6 +12,7 @@ export interface CairnMetrics {
   readonly registry: client.Registry;
   readonly rateLimitRejections: client.Counter;
   readonly idempotencyReplays: client.Counter;
+  readonly responsesCut: client.Counter;
   readonly httpDuration: client.Histogram<'method' | 'route' | 'status'>;
   readonly analytics: {
     readonly duration: client.Histogram<'outcome' | 'source' | 'cache'>;
@@ -69,6 +70,11 @@ export function createMetrics(role: string): CairnMetrics {
     idempotencyReplays: new client.Counter({
       name: 'cairn_idempotency_replays_total',
       help: 'POST/PUT requests answered by replaying a stored response for their Idempotency-Key.',
+      registers,
+    }),
+    responsesCut: new client.Counter({
+      name: 'cairn_http_responses_cut_total',
+      help: 'Responses cut because their reader took nothing for CAIRN_SEND_IDLE_TIMEOUT_MS.',
       registers,
     }),
     httpDuration: new client.Histogram({

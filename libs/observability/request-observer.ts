@@ -1,14 +1,8 @@
-import {
-  context,
-  propagation,
-  ROOT_CONTEXT,
-  type Span,
-  SpanStatusCode,
-  trace,
-} from '@opentelemetry/api';
+import { SpanStatusCode } from '@opentelemetry/api';
 import type { NextFunction, Request, Response } from 'express';
 import { templatePattern } from '../http/router.ts';
-import { SpanKind, sampledIds, startSpan, tracingOn, withSpan } from '../tracing/tracing.ts';
+import { settleRequestSpan, startRequestSpan } from '../tracing/request-span.ts';
+import { sampledIds, tracingOn, withSpan } from '../tracing/tracing.ts';
 import type { Logger } from './logger.ts';
 import { type CairnMetrics, observeWithTrace } from './metrics.ts';
 
@@ -34,7 +28,7 @@ export function observeRequests(options: {
   const label = routeLabeller(options.routes);
   return (req: Request, res: Response, next: NextFunction): void => {
     const started = process.hrtime.bigint();
-    const span = tracingOn() ? requestSpan(req, res) : undefined;
+    const held = tracingOn() ? startRequestSpan(req, res) : undefined;
     let done = false;
     const record = () => {
       if (done) return;
@@ -44,6 +38,8 @@ export function observeRequests(options: {
       // A client that hung up before the answer was sent: nginx's 499, so it is not a 200.
       const status = res.writableFinished ? res.statusCode : 499;
       const labels = { method: req.method, route, status: String(status) };
+      // A span still waiting for the credential check: the request was answered before it.
+      const span = held && (held.span ?? settleRequestSpan(req, res, false));
       const ids = sampledIds(span);
       observeWithTrace(options.metrics.httpDuration, labels, seconds, ids);
       if (span) {
@@ -68,32 +64,8 @@ export function observeRequests(options: {
     };
     // 'close' follows 'finish' on every answered request, and comes alone when the client left.
     res.once('close', record);
-    withSpan(span, next);
+    withSpan(held?.span, next);
   };
-}
-
-/**
- * The request's server span, child of the caller's `traceparent` when it sent a valid one, and
- * announced in the response's own `traceparent` so a client can find its trace.
- */
-function requestSpan(req: Request, res: Response): Span | undefined {
-  const parent = propagation.extract(ROOT_CONTEXT, req.headers);
-  const span = startSpan(
-    req.method,
-    {
-      kind: SpanKind.SERVER,
-      attributes: {
-        'http.request.method': req.method,
-        ...(req.requestId ? { 'cairn.request_id': req.requestId } : {}),
-      },
-    },
-    parent,
-  );
-  if (!span) return undefined;
-  const carrier: Record<string, string> = {};
-  propagation.inject(trace.setSpan(context.active(), span), carrier);
-  if (carrier.traceparent) res.setHeader('traceparent', carrier.traceparent);
-  return span;
 }
 
 /**

@@ -4,6 +4,12 @@ import { type RollupName, rollupDef } from '../analytics/sources/rollups.ts';
 
 const PROJECTED = "projected_at <= {cutoff:DateTime64(3, 'UTC')}";
 const DAY_MS = 86_400_000;
+const QUARTER_HOUR_MS = 900_000;
+/** How each slot length the rollups keep starts a slot, in UTC. */
+const SLOT_START: Record<number, string> = {
+  [DAY_MS]: "toStartOfDay(at, 'UTC')",
+  [QUARTER_HOUR_MS]: 'toStartOfFifteenMinutes(at)',
+};
 
 /** Facts that can record blocked changes only carry them from the write side onwards. */
 export const BLOCKED_UNKNOWN = 'blocked_known = 0';
@@ -24,7 +30,8 @@ const facts = (kinds: string) =>
  */
 function replaySelect(name: RollupName): string {
   const def = rollupDef(name);
-  if (def.slotMs !== DAY_MS) throw new Error(`${name}: blocked replay knows day slots only`);
+  const slotStart = typeof def.slotMs === 'number' ? SLOT_START[def.slotMs] : undefined;
+  if (!slotStart) throw new Error(`${name}: blocked replay knows day and quarter-hour slots only`);
   const labels = def.labels.filter((label) => label !== 'business');
   const nullable = (column: string) => `if(has_fact, argMax(${column}, fact_id), NULL)`;
   const tasks = spans(
@@ -70,7 +77,7 @@ WITH
     FROM states
     WINDOW p AS (PARTITION BY task_gid ORDER BY at ROWS BETWEEN 1 PRECEDING AND CURRENT ROW)
   )
-SELECT {business:String} AS business, toStartOfDay(at, 'UTC') AS slot,
+SELECT {business:String} AS business, ${slotStart} AS slot,
   ${labels.map((label, i) => `tupleElement(tupleElement(side, 2), ${i + 1}) AS ${label}`).join(', ')},
   sum(tupleElement(side, 1)) AS blocked_change
 FROM changes

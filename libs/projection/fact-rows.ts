@@ -21,6 +21,10 @@ export interface FactRow {
   created_assignee?: string;
   created_status?: string;
   first_completion?: 0 | 1;
+  /** Completion facts only: the task's first move to in_progress, when it had one (work time). */
+  started_at?: string;
+  /** Completion facts only: milliseconds the task spent blocked, when recorded. */
+  blocked_ms?: number;
   /** Whether the fact says what it did to blocked_tasks; the arrays below list it, one per change. */
   blocked_known?: 1;
   blocked_project?: string[];
@@ -64,6 +68,12 @@ export function toFactRow(row: OutboxRow): FactRow {
           created_status: payload.created_status,
           first_completion: payload.first_completion === true ? 1 : 0,
         }
+      : {}),
+    ...(row.kind === 'task_completed' && typeof payload.started_at === 'string'
+      ? { started_at: payload.started_at }
+      : {}),
+    ...(row.kind === 'task_completed' && typeof payload.blocked_ms === 'number'
+      ? { blocked_ms: payload.blocked_ms }
       : {}),
     ...blockedColumns(payload.blocked_changes),
   };

@@ -1,4 +1,4 @@
-import { type Kysely, type Selectable, sql } from 'kysely';
+import { type Kysely, type Selectable, sql, type Transaction } from 'kysely';
 import type { Database, Db } from '../storage/database.ts';
 import type { ProjectorCheckpointsTable } from './checkpoint.tables.ts';
 import { type FactSpan, logSpans } from './projection-changes.ts';
@@ -159,28 +159,37 @@ export async function commitPending(
   pending: Position,
   now: Date,
   spans?: FactSpan[],
+  fence?: (trx: Transaction<Database>) => Promise<void>,
 ): Promise<void> {
-  const moved = db
-    .updateTable('projector_checkpoints')
-    .set({
-      cursor_xid: pending.xid,
-      cursor_id: pending.id,
-      pending_xid: null,
-      pending_id: null,
-      pending_count: null,
-      projected_at: now,
-      updated_at: now,
-    })
-    .where('name', '=', name)
-    .where(sql<boolean>`pending_xid = ${pending.xid}::xid8`)
-    .where('pending_id', '=', pending.id);
-  if (!spans) {
-    await moved.execute();
-    return;
-  }
-  await sql`with moved as (${moved.returning(['cursor_xid', 'cursor_id'])}), ${logSpans(spans)}`.execute(
-    db,
-  );
+  const move = async (on: Kysely<Database>) => {
+    const moved = on
+      .updateTable('projector_checkpoints')
+      .set({
+        cursor_xid: pending.xid,
+        cursor_id: pending.id,
+        pending_xid: null,
+        pending_id: null,
+        pending_count: null,
+        projected_at: now,
+        updated_at: now,
+      })
+      .where('name', '=', name)
+      .where(sql<boolean>`pending_xid = ${pending.xid}::xid8`)
+      .where('pending_id', '=', pending.id);
+    if (!spans) {
+      await moved.execute();
+      return;
+    }
+    await sql`with moved as (${moved.returning(['cursor_xid', 'cursor_id'])}), ${logSpans(spans)}`.execute(
+      on,
+    );
+  };
+  if (!fence) return move(db);
+  // Under the lease: it cannot change hands between the check and the commit.
+  await db.transaction().execute(async (trx) => {
+    await fence(trx);
+    await move(trx);
+  });
 }
 
 /** How many facts wait past the cursor, committed or not yet visible to the projector. */

@@ -8,6 +8,8 @@ export interface ProjectionChangesTable {
   business: string | null;
   earliest: Date | null;
   latest: Date | null;
+  /** Set: the row stands for this erasure, a change to the business it names alone. */
+  erasure: ColumnType<string | null, string | null | undefined, string | null>;
   /** The live checkpoint's cursor once the change was made. */
   cursor_xid: string | null;
   cursor_id: number | null;

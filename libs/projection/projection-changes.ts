@@ -7,7 +7,8 @@ import type { Db } from '../storage/database.ts';
  * batch and business, the span of occurred_at its facts covered. A kept analytics answer
  * remembers the last row it saw; the rows after it say from which instant on its figures may
  * have moved, for the businesses it reads. Only the live projection logs: a rebuild fills
- * another table, and its swap logs a change to everything.
+ * another table, and its swap logs a change to everything. An erasure's rows (0016) name the
+ * erasure instead of the business: a change to everything for readers of that business only.
  */
 
 /** One business's facts in a batch: the instants a late fact can reach back to and ahead to. */
@@ -60,9 +61,31 @@ export async function logEverythingChanged(db: Db, checkpoint: string): Promise<
     where name = ${checkpoint}`.execute(db);
 }
 
-/** Forgets the rows naming `business` (its erasure, which logs a change to everything after). */
-export async function forgetBusinessChanges(db: Db, business: string): Promise<void> {
-  await db.deleteFrom('projection_changes').where('business', '=', business).execute();
+/**
+ * Logs an erasure as a change to the business it names alone (through business_erasures, so
+ * the row itself does not name it): answers of other businesses kept before it still hold.
+ */
+export async function logErasureChange(db: Db, checkpoint: string, erasure: string): Promise<void> {
+  await sql`insert into projection_changes (erasure, cursor_xid, cursor_id)
+    select ${erasure}::uuid, cursor_xid, cursor_id from projector_checkpoints
+    where name = ${checkpoint}`.execute(db);
+}
+
+/**
+ * Takes the name of `business` out of the log: its rows become rows of its erasure, a change
+ * to that business alone, as they were. They keep their place: a kept answer of any business
+ * may remember one of them as the last change it saw.
+ */
+export async function forgetBusinessChanges(
+  db: Db,
+  business: string,
+  erasure: string,
+): Promise<void> {
+  await db
+    .updateTable('projection_changes')
+    .set({ business: null, earliest: null, latest: null, erasure })
+    .where('business', '=', business)
+    .execute();
 }
 
 /**
@@ -100,6 +123,13 @@ export async function changesSince(
     businesses === null
       ? sql``
       : sql`and (business is null or business = any(${businesses}::text[]))`;
+  // An erasure's row changes everything for a reader of the business it erased, and for a
+  // reader of every business; nothing for the others.
+  const erased =
+    businesses === null
+      ? sql`true`
+      : sql`erasure in (select e.id from business_erasures e
+          where e.business = any(${businesses}::text[]))`;
   const result = await sql<{
     covered: boolean;
     everything: boolean | null;
@@ -109,7 +139,7 @@ export async function changesSince(
     select
       exists(select 1 from projection_changes where seq = ${from.seq}
         and (extract(epoch from logged_at) * 1000000)::bigint = ${from.stamp}::bigint) as covered,
-      bool_or(business is null) as everything,
+      bool_or(business is null and (erasure is null or ${erased})) as everything,
       floor(extract(epoch from min(earliest)) * 1000)::float8 as earliest,
       ceil(extract(epoch from max(latest)) * 1000)::float8 as latest
     from projection_changes

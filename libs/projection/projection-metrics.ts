@@ -9,6 +9,21 @@ import { projectionFreshness } from './projection-freshness.ts';
 import { FACTS_CHECKPOINT, type ProjectorDeps } from './projector.ts';
 import type { RollupBuilds } from './rollup-builds.ts';
 
+/** Whether this projector process is the one projecting (the projector lease). */
+export function registerLeaderGauge(
+  metrics: CairnMetrics,
+  lease: { readonly leading: boolean },
+): void {
+  new client.Gauge({
+    name: 'cairn_projector_leader',
+    help: 'Whether this process holds the projector lease and projects: 1, or 0 while it stands by.',
+    registers: [metrics.registry],
+    collect() {
+      this.set(lease.leading ? 1 : 0);
+    },
+  });
+}
+
 /**
  * Gauges read at scrape time (`collect()`), so they are true for the whole deployment, not just
  * for what this process happened to do. An engine that does not answer leaves the last value:

@@ -87,6 +87,7 @@ export async function startProjector(
       clearInterval(reassert);
       clearInterval(fallback);
       stopping.abort();
+      await queue.stopProcessing();
       await withoutQueue;
     },
   };

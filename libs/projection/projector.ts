@@ -1,6 +1,6 @@
 import type { ClickHouseClient } from '@clickhouse/client';
 import type { Span } from '@opentelemetry/api';
-import type { Kysely } from 'kysely';
+import type { Kysely, Transaction } from 'kysely';
 import type { Database } from '../storage/database.ts';
 import { inSpan, linksTo, SpanKind } from '../tracing/tracing.ts';
 import { bareFactRow, type FactRow, toFactRow } from './fact-rows.ts';
@@ -15,6 +15,7 @@ import {
   savePending,
 } from './outbox-reader.ts';
 import { factSpans } from './projection-changes.ts';
+import { type Leadership, LeaseLostError } from './projector-lease.ts';
 
 export interface ProjectorDeps {
   db: Kysely<Database>;
@@ -34,6 +35,11 @@ export interface ProjectorDeps {
   pacing?: InsertPacing;
   /** Told when a batch is cut short, fails or is split. */
   logger?: ProjectorLog;
+  /**
+   * The projector lease (projector-lease.ts): batches are claimed, inserted and committed only
+   * under it. Without it (a rebuild, the CLI) this process projects regardless.
+   */
+  leadership?: Leadership;
 }
 
 /** The levels the projector logs at (a pino logger is one). */
@@ -101,7 +107,9 @@ export async function projectBatch(deps: ProjectorDeps): Promise<number> {
 export async function projectNext(deps: ProjectorDeps): Promise<{ facts: number; full: boolean }> {
   const name = deps.checkpoint ?? FACTS_CHECKPOINT;
   const started = performance.now();
+  const lease = fenceOf(deps.leadership);
   const batch = await deps.db.transaction().execute(async (trx) => {
+    await lease.fence(trx);
     const checkpoint = await loadCheckpoint(trx, name, true);
     if (checkpoint.pending) return { from: checkpoint.cursor, to: checkpoint.pending, full: true };
     if (name === FACTS_CHECKPOINT && (await swapHeld(trx))) return null;
@@ -121,8 +129,23 @@ export async function projectNext(deps: ProjectorDeps): Promise<{ facts: number;
   return inSpan(
     'projector batch',
     { kind: SpanKind.CONSUMER, root: true, attributes: { 'cairn.projector.checkpoint': name } },
-    (span) => projectFixed(deps, name, batch, started, span),
+    (span) => projectFixed(deps, name, batch, started, span, lease),
   );
+}
+
+/** The lease checks of one batch, all under the epoch it was claimed with (none without a lease). */
+interface BatchFence {
+  fence(trx: Transaction<Database>): Promise<void>;
+  assertCurrent(): void;
+}
+
+function fenceOf(leadership: Leadership | undefined): BatchFence {
+  if (!leadership) return { fence: async () => {}, assertCurrent: () => {} };
+  const epoch = leadership.claim();
+  return {
+    fence: (trx) => leadership.fence(trx, epoch),
+    assertCurrent: () => leadership.assertCurrent(epoch),
+  };
 }
 
 async function projectFixed(
@@ -131,6 +154,7 @@ async function projectFixed(
   batch: { from: Position; to: Position; full: boolean },
   started: number,
   span: Span | undefined,
+  lease: BatchFence,
 ): Promise<{ facts: number; full: boolean }> {
   let to: Position = batch.to;
   let outbox = await readBatch(deps.db, batch.from, to);
@@ -138,6 +162,8 @@ async function projectFixed(
   let rows = outbox.map(toFactRow);
   for (;;) {
     const token = dedupToken(name, batch.from, to);
+    // A holder paused past its lease inserts nothing once it resumes.
+    lease.assertCurrent();
     try {
       await insertFacts(deps.clickhouse, deps.table ?? 'facts', rows, token);
       failures.delete(token);
@@ -183,7 +209,7 @@ async function projectFixed(
   await deps.afterInsert?.();
   // Only the live facts' changes are logged: a rebuild's table is not read until its swap.
   const spans = name === FACTS_CHECKPOINT ? factSpans(rows) : undefined;
-  await commitPending(deps.db, name, to, (deps.now ?? (() => new Date()))(), spans);
+  await commitPending(deps.db, name, to, (deps.now ?? (() => new Date()))(), spans, lease.fence);
   span?.setAttribute('cairn.projector.facts', rows.length);
   deps.onBatch?.({ facts: rows.length, seconds: (performance.now() - started) / 1000 });
   return { facts: rows.length, full: batch.full || to !== batch.to };
@@ -234,7 +260,15 @@ export async function drainOutbox(deps: ProjectorDeps): Promise<number> {
     await deps.pacing?.ready(deps.signal);
     if (deps.signal?.aborted) break;
     const started = performance.now();
-    const { facts, full } = await projectNext(deps);
+    let next: { facts: number; full: boolean };
+    try {
+      next = await projectNext(deps);
+    } catch (error) {
+      // Another process leads now: the batch in hand is its to finish.
+      if (error instanceof LeaseLostError) return total;
+      throw error;
+    }
+    const { facts, full } = next;
     if (facts === 0) return total;
     deps.pacing?.projected(started, full);
     total += facts;

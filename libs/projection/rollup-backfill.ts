@@ -119,12 +119,20 @@ export async function fillRollups(
     ? names.filter((name) => rollupDef(name).blocked === true)
     : [];
   const views = await Promise.all(
-    names.map((name) =>
-      viewSelect(name, {
+    names.map(async (name) => {
+      const selects = await viewSelects(name, {
         enrich: enrich && rollupDef(name).completions === true,
         withoutBlocked: replay.includes(name),
-      }),
-    ),
+      });
+      // By name: a view that fills only some of the rollup's columns leaves the rest at their
+      // defaults, as its inserts through the view do.
+      return Promise.all(
+        selects.map(async (select) => ({
+          select,
+          columns: await outputColumns(clickhouse, select, { ...params, month: 0 }),
+        })),
+      );
+    }),
   );
   // The replay reads every fact once more per rollup it fills.
   const total = facts * (1 + replay.length);
@@ -133,17 +141,19 @@ export async function fillRollups(
   for (const month of months) {
     if (options.signal?.aborted) break;
     for (const [i, name] of names.entries()) {
-      await clickhouse.command({
-        query: `INSERT INTO ${name} ${views[i]}`,
-        query_params: { ...params, month: month.month },
-        clickhouse_settings: {
-          // Each month's blocks are new data: none may be dropped as a repeat of another's.
-          insert_deduplicate: 0,
-          // On a cluster a task's facts all live on one shard (facts shard by task), so the
-          // enrichment's subqueries read each shard's own facts.
-          distributed_product_mode: 'local',
-        },
-      });
+      for (const { select, columns } of views[i] ?? []) {
+        await clickhouse.command({
+          query: `INSERT INTO ${name} (${columns}) ${select}`,
+          query_params: { ...params, month: month.month },
+          clickhouse_settings: {
+            // Each month's blocks are new data: none may be dropped as a repeat of another's.
+            insert_deduplicate: 0,
+            // On a cluster a task's facts all live on one shard (facts shard by task), so the
+            // enrichment's subqueries read each shard's own facts.
+            distributed_product_mode: 'local',
+          },
+        });
+      }
     }
     done += month.facts;
     options.onProgress?.({ done, total });
@@ -208,18 +218,42 @@ async function anyProjected(
 }
 
 /**
- * The SELECT of a rollup's view, as its schema file defines it, over one month of the facts
- * projected before the cutoff: the backfill aggregates exactly as the view does. `enrich`: over
+ * The SELECT of each view feeding a rollup (its own, `NNNN_<rollup>_mv.sql`, and any other,
+ * `NNNN_<rollup>_<what>_mv.sql`), as its schema file defines it, over one month of the facts
+ * projected before the cutoff: the backfill aggregates exactly as the views do. `enrich`: over
  * those facts as ENRICHED_MONTH gives them. `withoutBlocked`: with no blocked changes (the
  * replay adds them).
  */
-async function viewSelect(
+async function viewSelects(
   name: RollupName,
   options: { enrich: boolean; withoutBlocked: boolean },
+): Promise<string[]> {
+  const feeds = new RegExp(`^\\d{4}_${name}(_[a-z]+)?_mv\\.sql$`);
+  const files = (await fs.readdir(CLICKHOUSE_MIGRATIONS_DIR)).filter((f) => feeds.test(f)).sort();
+  if (!files.some((f) => f.endsWith(`_${name}_mv.sql`)))
+    throw new Error(`no view file for ${name}`);
+  return Promise.all(files.map((file) => viewSelect(file, options)));
+}
+
+/** The names of the columns `select` yields, in order, as backquoted identifiers. */
+async function outputColumns(
+  clickhouse: ClickHouseClient,
+  select: string,
+  params: Record<string, unknown>,
 ): Promise<string> {
-  const files = await fs.readdir(CLICKHOUSE_MIGRATIONS_DIR);
-  const file = files.find((f) => f.endsWith(`_${name}_mv.sql`));
-  if (!file) throw new Error(`no view file for ${name}`);
+  const result = await clickhouse.query({
+    query: `DESCRIBE TABLE (${select})`,
+    query_params: params,
+    format: 'JSONEachRow',
+  });
+  const rows = await result.json<{ name: string }>();
+  return rows.map((row) => `\`${row.name.replaceAll('`', '\\`')}\``).join(', ');
+}
+
+async function viewSelect(
+  file: string,
+  options: { enrich: boolean; withoutBlocked: boolean },
+): Promise<string> {
   const text = await fs.readFile(path.join(CLICKHOUSE_MIGRATIONS_DIR, file), 'utf8');
   const select = text.slice(text.search(/\bAS\s+SELECT\b/) + 2).trim();
   if (select.match(SOURCE)?.length !== 1) throw new Error(`${file} must read facts once`);

@@ -1,6 +1,12 @@
 import type { NextFunction, Request, Response } from 'express';
 import { AppError } from '../http/errors.ts';
-import { RATE_WINDOW_SECONDS, type RateDecision, type RateLimiter } from './rate-limit.ts';
+import { embedCaller } from './embed-caller.ts';
+import {
+  RATE_WINDOW_SECONDS,
+  type RateCaller,
+  type RateDecision,
+  type RateLimiter,
+} from './rate-limit.ts';
 import { isUncharged } from './uncharged-paths.ts';
 
 /**
@@ -13,12 +19,18 @@ export function rateLimitMiddleware(
   /** Told of every 429 (a metric). */
   onReject: () => void = () => {},
 ) {
+  // Express works the address out anew on each read of req.ip; a token's budget needs none.
+  const addressOf = (req: Request) => () => req.ip ?? req.socket.remoteAddress ?? 'unknown';
+  /** An embed's page and answers are charged to the embed token, whoever fetches them. */
+  const callerOf = (req: Request): RateCaller => embedCaller(req.path) ?? req.principal;
   const charge = async (req: Request, res: Response): Promise<RateDecision> => {
-    // Express works the address out anew on each read of req.ip; a token's budget needs none.
-    const address = () => req.ip ?? req.socket.remoteAddress ?? 'unknown';
+    const address = addressOf(req);
     const decision = isUncharged(req.path)
-      ? await limiter.peek(req.principal, address)
-      : await limiter.consume(req.principal, address);
+      ? await limiter.peek(callerOf(req), address)
+      : await limiter.consume(callerOf(req), address);
+    return report(res, decision);
+  };
+  const report = (res: Response, decision: RateDecision): RateDecision => {
     res.setHeader('X-RateLimit-Limit', String(decision.limit));
     res.setHeader('X-RateLimit-Remaining', String(decision.remaining));
     res.setHeader('X-RateLimit-Reset', String(decision.resetAt));
@@ -29,6 +41,13 @@ export function rateLimitMiddleware(
     return decision;
   };
 
+  const refused = (decision: RateDecision, detail: string): AppError => {
+    onReject();
+    return new AppError('rate_limited', `${detail}; retry in ${decision.retryAfter} s.`, {
+      headers: { 'Retry-After': String(decision.retryAfter) },
+    });
+  };
+
   const limit = async (req: Request, res: Response, next: NextFunction): Promise<void> => {
     try {
       const decision = await charge(req, res);
@@ -36,17 +55,27 @@ export function rateLimitMiddleware(
         next();
         return;
       }
-      onReject();
-      next(
-        new AppError(
-          'rate_limited',
-          `Rate limit of ${decision.limit} requests per minute exceeded; retry in ${decision.retryAfter} s.`,
-          { headers: { 'Retry-After': String(decision.retryAfter) } },
-        ),
-      );
+      next(refused(decision, `Rate limit of ${decision.limit} requests per minute exceeded`));
     } catch (error) {
       next(error);
     }
+  };
+
+  /**
+   * Charges `units` more to a request already charged one, once its body shows it counts as
+   * several (a batch of N queries: N − 1 more). One that does not fit the budget left is
+   * refused whole and given those units back: a batch too big for the minute does not also
+   * spend what a smaller one could have used. The headers then show the budget after it.
+   */
+  const chargeMore = async (req: Request, res: Response, units: number): Promise<void> => {
+    const address = addressOf(req);
+    const decision = report(res, await limiter.consume(callerOf(req), address, units));
+    if (decision.allowed) return;
+    const after = report(res, await limiter.refund(callerOf(req), address, units));
+    throw refused(
+      after,
+      `This request counts as ${units + 1} requests, more than the ${after.remaining + 1} left of the rate limit of ${after.limit} per minute`,
+    );
   };
 
   /**
@@ -67,5 +96,5 @@ export function rateLimitMiddleware(
     next(error);
   };
 
-  return { limit, afterAuthFailure };
+  return { limit, afterAuthFailure, chargeMore };
 }

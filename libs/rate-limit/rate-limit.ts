@@ -9,14 +9,28 @@ import {
  * Budget classes. The master key is charged as a user token: it only manages tokens, and a
  * leaked one should not be able to hammer the server harder than any user.
  */
-export type RateClass = 'anonymous' | 'user' | 'service_account';
+export type RateClass = 'anonymous' | 'user' | 'service_account' | 'embed';
 
-/** Requests per window, as the contract states. @defaultValue 60 / 1000 / 5000 */
+/**
+ * Requests per window, as the contract states; an embed token's own (`CAIRN_EMBED_RATE_LIMIT`).
+ * @defaultValue 60 / 1000 / 5000 / 300
+ */
 export const DEFAULT_RATE_LIMITS: Readonly<Record<RateClass, number>> = {
   anonymous: 60,
   user: 1000,
   service_account: 5000,
+  embed: 300,
 };
+
+/**
+ * Who pays besides a principal: the holder of an embed token, known only by a digest of it so
+ * that no counter key (in Redis) holds the token.
+ */
+export interface EmbedCaller {
+  kind: 'embed';
+  digest: string;
+}
+export type RateCaller = Principal | EmbedCaller;
 export const RATE_WINDOW_SECONDS = 60;
 
 export interface RateDecision {
@@ -31,10 +45,23 @@ export interface RateDecision {
 
 export interface RateLimiter {
   readonly kind: 'redis' | 'memory';
-  /** Charges one request to the caller's budget. */
-  consume(principal: Principal | undefined, address: () => string): Promise<RateDecision>;
+  /**
+   * Charges one request to the caller's budget, or `units` for one that counts as several (a
+   * batch of queries); allowed while the count stays within the limit.
+   */
+  consume(
+    principal: RateCaller | undefined,
+    address: () => string,
+    units?: number,
+  ): Promise<RateDecision>;
+  /** Gives back `units` a refused request was charged, so refusing it costs the caller nothing more. */
+  refund(
+    principal: RateCaller | undefined,
+    address: () => string,
+    units: number,
+  ): Promise<RateDecision>;
   /** Reports the caller's budget without charging it (health probes, metrics scrapes). */
-  peek(principal: Principal | undefined, address: () => string): Promise<RateDecision>;
+  peek(principal: RateCaller | undefined, address: () => string): Promise<RateDecision>;
   /** Drops the in-memory fallback counts; the store is closed by whoever opened it. */
   close(): Promise<void>;
 }
@@ -51,10 +78,11 @@ export interface RateLimiterOptions {
 
 /** Who pays for a request: a token pays for itself, everyone else by client address. */
 export function rateSubject(
-  principal: Principal | undefined,
+  principal: RateCaller | undefined,
   /** The caller's address, asked for only when the caller has no token. */
   address: () => string,
 ): { rateClass: RateClass; key: string } {
+  if (principal?.kind === 'embed') return { rateClass: 'embed', key: `embed:${principal.digest}` };
   if (principal?.kind === 'token') {
     const rateClass = principal.tokenKind === 'service_account' ? 'service_account' : 'user';
     return { rateClass, key: `token:${principal.id}` };
@@ -78,32 +106,33 @@ export function createRateLimiter(options: RateLimiterOptions): RateLimiter {
   const windowMs = RATE_WINDOW_SECONDS * 1000;
 
   const decide = async (
-    principal: Principal | undefined,
+    principal: RateCaller | undefined,
     address: () => string,
-    charge: boolean,
+    units: number,
   ): Promise<RateDecision> => {
     const { rateClass, key } = rateSubject(principal, address);
     const limit = limits[rateClass];
     const id = `${rateClass}:${key}`;
     let count: RateCount;
     if (local) {
-      const fallback = local.countNow(id, windowMs, charge);
+      const fallback = local.countNow(id, windowMs, units);
       try {
-        count = await store.count(id, windowMs, charge);
+        count = await store.count(id, windowMs, units);
       } catch {
         // Redis failed or its breaker is open (logged once, in metrics and /readyz).
         count = fallback;
       }
     } else {
-      count = await store.count(id, windowMs, charge);
+      count = await store.count(id, windowMs, units);
     }
-    return toDecision(!charge || count.consumed <= limit, limit, count);
+    return toDecision(units <= 0 || count.consumed <= limit, limit, count);
   };
 
   return {
     kind: store.kind,
-    consume: (principal, address) => decide(principal, address, true),
-    peek: (principal, address) => decide(principal, address, false),
+    consume: (principal, address, units = 1) => decide(principal, address, units),
+    refund: (principal, address, units) => decide(principal, address, -units),
+    peek: (principal, address) => decide(principal, address, 0),
     async close() {
       await local?.close();
     },

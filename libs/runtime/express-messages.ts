@@ -10,9 +10,8 @@ type MessageClasses = {
  * Request and response classes whose instances are born with the app's own prototypes
  * (`app.request`, `app.response`), to hand `http.createServer`. Express otherwise re-parents
  * Node's objects on every request with `Object.setPrototypeOf`, which on Node 20 and 22 leaves V8
- * unable to keep its fast paths for them: an empty route cost about 250 µs of CPU that way
- * against about 80–100 µs with objects born on the right prototype. Node 24 keeps them fast
- * either way, and there the swap measured slower (index.ts), so it is applied by Node version.
+ * unable to keep its fast paths for them (figures: docs/benchmarks.md, "Runtime tuning"); Node
+ * 24 keeps them fast either way, so it is applied by Node version.
  * With the prototype already in place Express's own `setPrototypeOf` changes nothing, so
  * behaviour is Express's.
  *

@@ -6,31 +6,14 @@
  * `on` / `off` force it. `npm run cycles` keeps libs/ from importing this folder.
  *
  * young-collection.ts — CAIRN_RUNTIME_YOUNG_COLLECTION (auto: every Node version, 20 to 24)
- *   Cause: Node's HTTP parser copies a large body's socket reads into buffers outside the heap
- *   whose handles are small, so at a few dozen bodies a second they pile up until V8 runs
- *   old-generation marking every few hundred milliseconds on the event loop. A young collection
- *   after each body over 64 KiB hands them back.
- *   Measured: `npm run bench -- abuse --seconds 10 --clients 4` (docs/benchmarks.md, "Hostile
- *   bodies"), Node 20: /healthz p99 loaded/idle 2.02–3.00× without, 1.04–1.96× with (eight runs
- *   each); 3 full collections in 10 s of load instead of 29. Node 22 is taken to behave as 20
- *   (not measured).
- *   Cost: sets `--expose-gc`, so every `vm` context and worker thread made afterwards (the
- *   body-check workers included) has a global `gc`.
- *   Node 24.21, same bench, off/on/off/on on a busy shared VM (idle p99 26–83 ms, so the p99
- *   ratios are noise): bad bodies answered in 10 s 61, 63 off against 82, 84 on; /healthz
- *   probes answered under load 302, 257 off against 307, 349 on; loaded p99 73, 259 ms off
- *   against 96, 59 ms on. It helps there too, so `auto` applies it on 24 as well.
+ *   Large bodies leave off-heap buffers behind that only old-generation marking would free; a
+ *   young collection after each body over 64 KiB hands them back. Cost: `--expose-gc`.
+ *   Figures: docs/benchmarks.md, "Runtime tuning".
  *
  * express-messages.ts — CAIRN_RUNTIME_EXPRESS_MESSAGES (auto: Node 20 and 22)
- *   Cause: Express re-parents Node's request and response with `Object.setPrototypeOf` on every
- *   request, which on Node 20 and 22 drops V8's fast paths for them (the response becomes a
- *   dictionary-mode object). Objects born on the app's prototypes keep them.
- *   Measured: `npm run bench -- express-messages --rounds 4 --seconds 3` (bare Express, empty
- *   route, server CPU per request, four rounds each, on a shared 2-core VM): Node 20.20 287–473 µs
- *   without, 100–129 µs with (one round 312); Node 24.21 124–180 µs without, 110–153 µs with,
- *   no gain beyond the spread, and an earlier measure of Cairn's empty route there found it
- *   slower (70–83 → 90–116 µs). Node 24 keeps the objects fast without it, so `auto` leaves it
- *   off there. Node 22: the earlier Node 20 and 22 measures (about 250 → 80–100 µs).
+ *   Express re-parents each request and response, which on Node 20 and 22 costs V8 its fast
+ *   paths; objects born on the app's prototypes keep them. Node 24 keeps them either way.
+ *   Figures: docs/benchmarks.md, "Runtime tuning".
  */
 
 /** `auto`: on the Node versions the trick helps; `on` / `off`: whatever the version. */

@@ -97,6 +97,15 @@ export class BullQueue implements JobQueue {
     this.worker.on('error', () => {});
   }
 
+  async stopProcessing(): Promise<void> {
+    const worker = this.worker;
+    const connection = this.workerConnection;
+    this.worker = undefined;
+    this.workerConnection = undefined;
+    await worker?.close();
+    connection?.disconnect();
+  }
+
   delivering(): boolean {
     // A refused or dropped connection shows at once in its status; a hung one only once the
     // breaker has seen its commands time out.
@@ -129,9 +138,8 @@ export class BullQueue implements JobQueue {
   }
 
   async close(): Promise<void> {
-    await this.worker?.close();
+    await this.stopProcessing();
     await this.queue.close();
-    this.workerConnection?.disconnect();
     this.connection.disconnect();
   }
 }

@@ -1,4 +1,4 @@
-import type { AppError } from '../http/errors.ts';
+import { AppError } from '../http/errors.ts';
 import { type StorageFault, storageFaultError } from './storage-faults.ts';
 
 // ClickHouse error names (`type`), as the HTTP client and chDB's copy of its error class carry them.
@@ -31,8 +31,18 @@ export function clickHouseStorageFault(error: unknown): StorageFault | undefined
   return MESSAGE_FAULTS.find(([words]) => text.includes(words))?.[1];
 }
 
-/** The error middleware's translator for ClickHouse: storage faults as 503 problems. */
+/**
+ * The error middleware's translator for ClickHouse: storage faults as 503 problems; a statement
+ * stopped at its time limit (an export's, which runs in 'throw' mode) as a 504.
+ */
 export function classifyClickHouseError(error: unknown): AppError | undefined {
   const fault = clickHouseStorageFault(error);
-  return fault ? storageFaultError(fault, 'analytics engine') : undefined;
+  if (fault) return storageFaultError(fault, 'analytics engine');
+  if ((error as { type?: unknown } | null)?.type === 'TIMEOUT_EXCEEDED') {
+    return new AppError(
+      'timeout',
+      'The analytics engine did not finish this request within its time limit. Narrow the period or the dimensions, or try again when the service is less busy.',
+    );
+  }
+  return undefined;
 }

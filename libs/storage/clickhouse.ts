@@ -6,6 +6,7 @@ import { ChdbSessionSettings } from './chdb-session-settings.ts';
 import { clusterStatements } from './clickhouse-cluster-ddl.ts';
 import { traceClickHouse } from './clickhouse-tracing.ts';
 import { Mutex } from './mutex.ts';
+import { OWNER_ONLY_DIR, restrictUmask } from './owner-only.ts';
 
 export interface ClickHouse {
   readonly client: ClickHouseClient;
@@ -62,7 +63,9 @@ export async function openClickHouse(options: ClickHouseOptions): Promise<ClickH
     return wrap(client, 'server');
   }
   if (!options.dataDir) throw new Error('Embedded ClickHouse needs a data directory');
-  await fs.mkdir(options.dataDir, { recursive: true });
+  // chDB writes its parts (inserts, merges) in this process, with its umask (owner-only.ts).
+  restrictUmask();
+  await fs.mkdir(options.dataDir, { recursive: true, mode: OWNER_ONLY_DIR });
   const connection = serialised((await loadChdb()).createChdbConnection({ path: options.dataDir }));
   const client = createClient({
     // chdb brings its own copy of the client's common types; the runtime contract is the same.

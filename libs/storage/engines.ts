@@ -1,8 +1,15 @@
 import type { Config } from '../config/config.ts';
 import { BullQueue } from './bullmq-queue.ts';
+import { quickenPartCleanup } from './chdb-part-cleanup.ts';
 import type { BreakerObserver } from './circuit-breaker.ts';
 import { type ClickHouse, migrateClickHouse, openClickHouse } from './clickhouse.ts';
 import { MemoryQueue } from './memory-queue.ts';
+import {
+  describeTightening,
+  restrictUmask,
+  type TighteningLine,
+  tightenTree,
+} from './owner-only.ts';
 import { openPostgres, type Postgres } from './postgres.ts';
 import { migratePostgres } from './postgres-migrations.ts';
 import type { JobQueue } from './queue.ts';
@@ -39,9 +46,23 @@ type EngineConfig = Pick<
 /** Opens Postgres, ClickHouse and the queue (servers where configured, embedded otherwise), migrated. */
 export async function openEngines(
   config: EngineConfig,
-  /** Hears of the queue's circuit breaker (metrics, logs). */
-  options: { breakerObserver?: BreakerObserver } = {},
+  options: {
+    /** Hears of the queue's circuit breaker (metrics, logs). */
+    breakerObserver?: BreakerObserver;
+    /**
+     * Told what in DATA_DIR was readable by others and has been made owner-only (owner-only.ts).
+     * @defaultValue a warning on stderr
+     */
+    onTightened?: (lines: TighteningLine[]) => void;
+  } = {},
 ): Promise<Engines> {
+  if (!config.databaseUrl || !config.clickhouseUrl) {
+    restrictUmask();
+    const changes = await tightenTree(config.dataDir);
+    if (changes.length > 0) {
+      (options.onTightened ?? warnOnStderr)(describeTightening(config.dataDir, changes));
+    }
+  }
   const postgres = await openPostgres({
     url: config.databaseUrl,
     dataDir: config.dataPaths.postgres,
@@ -57,6 +78,7 @@ export async function openEngines(
       dataDir: config.dataPaths.clickhouse,
     });
     await migrateClickHouse(clickhouse.client, undefined, config.clickhouseCluster);
+    if (clickhouse.kind === 'chdb') await quickenPartCleanup(clickhouse.client);
   } catch (error) {
     await clickhouse?.close();
     await postgres.close();
@@ -114,4 +136,17 @@ async function withTimeout<T>(work: Promise<T>, ms: number): Promise<T> {
   } finally {
     clearTimeout(timer);
   }
+}
+
+function warnOnStderr(lines: TighteningLine[]): void {
+  for (const line of lines) {
+    process.stderr.write(`warning: ${tighteningMessage(line)}\n`);
+  }
+}
+
+/** "DATA_DIR: … was open to other users (mode 0755); now 0700", for a log line or a warning. */
+export function tighteningMessage(line: TighteningLine): string {
+  const what =
+    line.entries > 1 ? `${line.entries} entries (${line.path}, …) were` : `${line.path} was`;
+  return `DATA_DIR: ${what} open to other users (mode ${line.mode_found}); now ${line.mode_set}, the owner's alone`;
 }

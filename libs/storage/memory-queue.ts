@@ -37,6 +37,11 @@ export class MemoryQueue implements JobQueue {
     this.kick();
   }
 
+  async stopProcessing(): Promise<void> {
+    this.handler = undefined;
+    await this.running;
+  }
+
   delivering(): boolean {
     return true;
   }

@@ -1,5 +1,6 @@
 import fs from 'node:fs/promises';
 import path from 'node:path';
+import { OWNER_ONLY_DIR, OWNER_ONLY_FILE } from './owner-only.ts';
 
 /** Another live process holds an embedded data directory. */
 export class DataDirInUseError extends Error {
@@ -23,10 +24,10 @@ export class DataDirInUseError extends Error {
  * process is taken over.
  */
 export async function lockDataDir(file: string): Promise<() => Promise<void>> {
-  await fs.mkdir(path.dirname(file), { recursive: true });
+  await fs.mkdir(path.dirname(file), { recursive: true, mode: OWNER_ONLY_DIR });
   for (let attempt = 0; attempt < 3; attempt += 1) {
     try {
-      await fs.writeFile(file, String(process.pid), { flag: 'wx' });
+      await fs.writeFile(file, String(process.pid), { flag: 'wx', mode: OWNER_ONLY_FILE });
       return async () => {
         await fs.rm(file, { force: true });
       };

@@ -57,6 +57,10 @@ const UNAVAILABLE_MESSAGES = [
   'Cannot use a pool after calling end',
 ];
 const TIMEOUT_MESSAGES = ['Query read timeout'];
+// Raised by the erasure mark's trigger (sql/postgres/0013) on a write that raced the mark. The
+// token already lost the business, but an instance may not have heard that yet: answer as the
+// token will, rather than ask for a retry that can never succeed.
+const ERASING_MESSAGE = 'business is being erased';
 
 /**
  * Which storage fault a Postgres (or PGlite) error is, if any: disk full, out of memory, or
@@ -96,6 +100,9 @@ export function classifyPostgresError(error: unknown): AppError | undefined {
       'timeout',
       'The database did not answer in time; nothing was changed unless a retry says so. Retry with the same Idempotency-Key.',
     );
+  }
+  if (sqlstate === '40001' && text.includes(ERASING_MESSAGE)) {
+    return new AppError('not_found', 'The business is being erased: nothing of it can be written.');
   }
   if (
     UNAVAILABLE_CODES.has(sqlstate) ||

@@ -1,5 +1,4 @@
 import fs from 'node:fs/promises';
-import path from 'node:path';
 import { PGlite } from '@electric-sql/pglite';
 import { pg_trgm } from '@electric-sql/pglite/contrib/pg_trgm';
 import { Kysely, PostgresDialect, sql } from 'kysely';
@@ -7,8 +6,10 @@ import pg from 'pg';
 import { POSTGRES_DEFAULTS, type PostgresTimeouts } from '../config/config.ts';
 import { tracingOn } from '../tracing/tracing.ts';
 import type { Database } from './database.ts';
+import { OWNER_ONLY_DIR, restrictUmask } from './owner-only.ts';
 import { PGliteDialect } from './pglite-dialect.ts';
 import { lockDataDir } from './pglite-lock.ts';
+import { OwnerOnlyNodeFS } from './pglite-owner-only.ts';
 import { boundedClient, waitLimit } from './postgres-bounded-client.ts';
 import { type ListenHandlers, type Listening, listenOnServer } from './postgres-listen.ts';
 import { SharedConnections, SharedReadsDialect } from './postgres-shared-reads.ts';
@@ -60,6 +61,8 @@ export interface PostgresOptions {
 }
 
 export async function openPostgres(options: PostgresOptions): Promise<Postgres> {
+  // Before the lock file and PGlite's files are written (owner-only.ts).
+  if (!options.url && options.dataDir) restrictUmask();
   // One process per embedded data directory (see pglite-lock.ts); the CLI relies on this.
   const unlock =
     !options.url && options.dataDir ? await lockDataDir(`${options.dataDir}.lock`) : undefined;
@@ -149,9 +152,10 @@ function createPool(
 }
 
 async function openPGlite(dataDir: string | undefined, loadDataDir?: Blob): Promise<PGlite> {
-  if (dataDir) await fs.mkdir(path.dirname(dataDir), { recursive: true });
+  if (dataDir) await fs.mkdir(dataDir, { recursive: true, mode: OWNER_ONLY_DIR });
   // Extensions the migrations create must be bundled here; a server has them from contrib.
-  return PGlite.create(dataDir, {
+  return PGlite.create({
+    ...(dataDir ? { fs: new OwnerOnlyNodeFS(dataDir) } : {}),
     parsers: pgParsers,
     extensions: { pg_trgm },
     ...(loadDataDir ? { loadDataDir } : {}),

@@ -26,6 +26,8 @@ export interface JobQueue {
   repeat(id: string, job: Job, everyMs: number): Promise<void>;
   /** Starts consuming jobs in this process. */
   process(handler: JobHandler): void;
+  /** Stops consuming jobs in this process (the one in hand finishes); `process` may start it again. */
+  stopProcessing(): Promise<void>;
   /**
    * False while jobs cannot reach this process because the queue's server is not answering
    * (not connected, or its circuit breaker is not closed); consumers then do the work without

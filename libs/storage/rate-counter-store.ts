@@ -12,8 +12,11 @@ export interface RateCount {
  */
 export interface RateCounterStore {
   readonly kind: 'redis' | 'memory';
-  /** Adds one to `key`'s count (or only reads it, `charge` false) in a window of `windowMs`. */
-  count(key: string, windowMs: number, charge: boolean): Promise<RateCount>;
+  /**
+   * Adds `units` to `key`'s count in a window of `windowMs` (0 only reads it; a negative number
+   * gives back what a refused request was charged, never starting a window).
+   */
+  count(key: string, windowMs: number, units: number): Promise<RateCount>;
   /** For /readyz: `degraded` while the store is being bypassed. */
   check(): Promise<'ok' | 'degraded'>;
   close(): Promise<void>;
@@ -39,20 +42,20 @@ export class MemoryRateCounters implements RateCounterStore {
   }
 
   /** The same as `count`, synchronously: cheap enough to run beside Redis on every request. */
-  countNow(key: string, windowMs: number, charge: boolean): RateCount {
+  countNow(key: string, windowMs: number, units: number): RateCount {
     const now = this.now();
     let window = this.windows.get(key);
     if (!window || window.endsAt <= now) {
-      if (!charge) return { consumed: 0, msBeforeReset: windowMs };
+      if (units <= 0) return { consumed: 0, msBeforeReset: windowMs };
       window = { consumed: 0, endsAt: now + windowMs };
       this.windows.set(key, window);
     }
-    if (charge) window.consumed += 1;
+    window.consumed = Math.max(0, window.consumed + units);
     return { consumed: window.consumed, msBeforeReset: window.endsAt - now };
   }
 
-  async count(key: string, windowMs: number, charge: boolean): Promise<RateCount> {
-    return this.countNow(key, windowMs, charge);
+  async count(key: string, windowMs: number, units: number): Promise<RateCount> {
+    return this.countNow(key, windowMs, units);
   }
 
   async check(): Promise<'ok'> {

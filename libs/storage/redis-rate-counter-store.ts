@@ -4,17 +4,23 @@ import type { RateCount, RateCounterStore } from './rate-counter-store.ts';
 import { guardedRedis, type RedisGuard, redisReady } from './redis-guard.ts';
 
 /**
- * Charges (ARGV[2] = 1) or reads one key's count, starting its window on the first charge.
- * KEYS: counter. ARGV: window in ms, charge. Returns {consumed, ms before the window ends}.
+ * Charges ARGV[2] units (0: only reads) to one key's count, starting its window on the first
+ * charge; a negative charge gives units back within a window that still runs, never below 0.
+ * KEYS: counter. ARGV: window in ms, units. Returns {consumed, ms before the window ends}.
  */
 const COUNT_SCRIPT = `
 local window = tonumber(ARGV[1])
+local units = tonumber(ARGV[2])
 local consumed
-if ARGV[2] == '1' then
-  consumed = redis.call('INCR', KEYS[1])
+if units > 0 then
+  consumed = redis.call('INCRBY', KEYS[1], units)
 else
   consumed = tonumber(redis.call('GET', KEYS[1]) or '0')
   if consumed == 0 then return {0, window} end
+  if units < 0 then
+    consumed = math.max(0, consumed + units)
+    redis.call('SET', KEYS[1], consumed, 'KEEPTTL')
+  end
 end
 local ttl = redis.call('PTTL', KEYS[1])
 if ttl < 0 then
@@ -24,7 +30,7 @@ end
 return {consumed, ttl}`;
 
 type ScriptedRedis = Redis & {
-  rateCount(key: string, windowMs: number, charge: number): Promise<[number, number]>;
+  rateCount(key: string, windowMs: number, units: number): Promise<[number, number]>;
 };
 
 /**
@@ -60,9 +66,9 @@ export class RedisRateCounters implements RateCounterStore {
     return this;
   }
 
-  async count(key: string, windowMs: number, charge: boolean): Promise<RateCount> {
+  async count(key: string, windowMs: number, units: number): Promise<RateCount> {
     const [consumed, msBeforeReset] = await this.breaker.run(() =>
-      this.redis.rateCount(`${this.prefix}${key}`, windowMs, charge ? 1 : 0),
+      this.redis.rateCount(`${this.prefix}${key}`, windowMs, units),
     );
     return { consumed, msBeforeReset };
   }

@@ -3,6 +3,7 @@ import type { Principal } from '../auth/principal.ts';
 import { AppError } from '../http/errors.ts';
 import type { Db } from '../storage/database.ts';
 import { trackBlocked } from './blocked-changes.ts';
+import { recordBlockedTime } from './blocked-time.ts';
 import { findCycle } from './cycle-check.ts';
 import {
   deleteEdge,
@@ -85,6 +86,7 @@ export async function addDependencies(
     const [edges, blockedChanges] = await trackBlocked(trx, { gids: [gid] }, () =>
       insertEdges(trx, task.business, gid, wanted, now),
     );
+    await recordBlockedTime(trx, { gids: [gid] }, now);
     const added = edges.sort((a, b) => a.id - b.id).map((edge) => edge.dependency_gid);
     // The write's blocked changes ride on its first fact: every fact of it has the same instant.
     await appendFacts(
@@ -118,6 +120,7 @@ export async function removeDependency(
   const [edge, blockedChanges] = await trackBlocked(trx, { gids: [gid] }, () =>
     deleteEdge(trx, gid, dependencyGid),
   );
+  await recordBlockedTime(trx, { gids: [gid] }, now);
   if (!edge) {
     throw new AppError('not_found', `Task ${gid} does not depend on task ${dependencyGid}.`);
   }

@@ -39,6 +39,10 @@ export interface FactPayload {
   created_assignee?: string | null;
   created_status?: string;
   first_completion?: boolean;
+  /** `task_completed` only: the task's first move to in_progress (null: never), for work time. */
+  started_at?: string | null;
+  /** `task_completed` only: milliseconds the task spent blocked until now (null: not recorded). */
+  blocked_ms?: number | null;
   /**
    * What this write did to blocked_tasks (see blocked-changes.ts), on one fact of each write
    * and empty on the others; past `MAX_BLOCKED_PER_FACT` entries the rest ride on

@@ -61,8 +61,14 @@ function listFilter(description: string, value: string): JsonSchema {
   const list = commaList(value, { maxValues: MAX_FILTER_VALUES });
   return {
     ...multiValueParameter(description),
-    // `pattern` holds for the text form, `items` and `maxItems` for the repeated one.
-    ...enforcedInCode({ pattern: list, items: { pattern: list }, maxItems: MAX_FILTER_VALUES }),
+    // `pattern` holds for the text form, `items` and `maxItems` for the repeated one; stated in
+    // each branch too, for tools that draw a value from one branch and read only its rules.
+    ...enforcedInCode({
+      pattern: list,
+      items: { pattern: list },
+      maxItems: MAX_FILTER_VALUES,
+      anyOf: [{ pattern: list }, { items: { pattern: list }, maxItems: MAX_FILTER_VALUES }],
+    }),
   };
 }
 

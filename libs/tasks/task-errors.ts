@@ -41,3 +41,8 @@ export class DependenciesRefused extends Error {
 export class WalkTooLarge extends Error {
   override name = 'WalkTooLarge';
 }
+
+/** A graph read (critical path, bottlenecks) too large to finish within its bounded work. */
+export class GraphTooLarge extends Error {
+  override name = 'GraphTooLarge';
+}

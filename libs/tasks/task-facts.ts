@@ -1,3 +1,4 @@
+import { blockedMsAt } from './blocked-time.ts';
 import type { BlockedChange, Fact, FactKind } from './outbox.repository.ts';
 import type { TaskRow } from './task.repository.ts';
 
@@ -41,6 +42,9 @@ export function taskFact(
             created_status: task.created_status ?? task.status,
             // `previous` is the task before this change: completed before if it had a date.
             first_completion: !previous?.first_completed_at,
+            started_at: task.started_at?.toISOString() ?? null,
+            // The completion closes the task, ending any blocked spell at this instant.
+            blocked_ms: previous ? blockedMsAt(previous, occurredAt) : task.blocked_ms,
           }
         : {}),
       blocked_changes: extra.blockedChanges ?? [],

@@ -35,6 +35,10 @@ export async function insertTaskWithFacts(
     created_assignee: task.assignee,
     created_status: task.status,
     first_completed_at: task.status === 'completed' ? task.created_at : null,
+    started_at: task.status === 'in_progress' ? task.created_at : null,
+    // A new task has no dependency yet: never blocked so far.
+    blocked_ms: 0,
+    blocked_since: null,
     version: 1,
   };
   const { rows } = await db.executeQuery(compiledTaskInsert({ db, row, facts: factsOf(row) }));

@@ -4,6 +4,7 @@ import { visibleOrNotFound } from '../auth/access.ts';
 import type { Principal } from '../auth/principal.ts';
 import type { Database, Db } from '../storage/database.ts';
 import { dependentsFlip, opensOrCloses, trackBlocked } from './blocked-changes.ts';
+import { recordBlockedTime } from './blocked-time.ts';
 import { deleteEdgesOf, lockBusinessGraph } from './dependency.repository.ts';
 import { appendFacts, type Fact } from './outbox.repository.ts';
 import {
@@ -119,6 +120,7 @@ export async function updateTask(
       if (changes.status === 'completed' && !before.first_completed_at) {
         changes.first_completed_at = now;
       }
+      if (changes.status === 'in_progress' && !before.started_at) changes.started_at = now;
     }
     const labelled = BLOCKED_LABELS.some((member) => member in changes);
     const next = { ...before, ...changes } as TaskRow;
@@ -134,6 +136,9 @@ export async function updateTask(
       () => updateTaskRow(trx, before, { ...changes, updated_at: now }),
       dependents,
     );
+    if (flip || labelled) {
+      await recordBlockedTime(trx, { gids: [gid], ...(flip ? { dependentsOf: gid } : {}) }, now);
+    }
     after = row;
     const facts = withBlockedChunks(
       taskFact('task_updated', after, now, { previous: before, blockedChanges }),
@@ -189,6 +194,7 @@ export async function deleteTask(
     trx,
     [...new Set(edges.map((edge) => edge.task_gid))].filter((other) => other !== gid),
   );
+  await recordBlockedTime(trx, { gids: others.map((other) => other.gid) }, now);
   const byGid = new Map<string, TaskRow>([[gid, task], ...others.map((t) => [t.gid, t] as const)]);
   const facts: Fact[] = [];
   for (const edge of edges) {

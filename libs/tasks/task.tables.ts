@@ -19,6 +19,14 @@ export interface TasksTable {
   created_status: TaskStatus | null;
   /** Set by the first completion and kept through any reopening. */
   first_completed_at: Date | null;
+  /** Set by the first move to in_progress and kept through any reopening: work time starts here. */
+  started_at: Date | null;
+  /**
+   * Milliseconds spent blocked (open with an open dependency) in spells that ended, and the
+   * start of the current one: blocked time at completion. Null total: a task from before.
+   */
+  blocked_ms: number | null;
+  blocked_since: Date | null;
   /** Raised by each change of the record; the task's ETag. */
   version: ColumnType<number, number | undefined, number>;
 }
@@ -48,6 +56,9 @@ export const TASK_COLUMNS = [
   'created_assignee',
   'created_status',
   'first_completed_at',
+  'started_at',
+  'blocked_ms',
+  'blocked_since',
   'version',
 ] as const satisfies ReadonlyArray<keyof TasksTable>;
 

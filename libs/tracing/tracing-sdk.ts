@@ -12,6 +12,7 @@ import {
 } from '@opentelemetry/sdk-trace-node';
 import { ATTR_SERVICE_NAME } from '@opentelemetry/semantic-conventions';
 import type { TracingConfig } from '../config/config.ts';
+import { CallerSampler, DrawnRatioSampler } from './caller-sampler.ts';
 import { otlpTraceExporter } from './otlp-exporter.ts';
 import { SampledContextManager } from './sampled-context.ts';
 import { useTracer } from './tracing.ts';
@@ -59,15 +60,29 @@ export function startTracing(config: TracingConfig): RunningTracing {
   };
 }
 
+/**
+ * The sampler `OTEL_TRACES_SAMPLER` names, behind one that lets a caller's `traceparent` decide
+ * only once the caller showed a valid credential (caller-sampler.ts). An anonymous caller's
+ * request is sampled as a request without parent would be: always, never, or by the ratio, on a
+ * draw of its own.
+ */
 function sampler(config: TracingConfig): Sampler {
-  const root: Record<TracingConfig['sampler'], () => Sampler> = {
+  const ratio = () => new TraceIdRatioBasedSampler(config.samplerRatio);
+  const configured: Record<TracingConfig['sampler'], () => Sampler> = {
     always_on: () => new AlwaysOnSampler(),
     always_off: () => new AlwaysOffSampler(),
-    traceidratio: () => new TraceIdRatioBasedSampler(config.samplerRatio),
+    traceidratio: ratio,
     parentbased_always_on: () => new ParentBasedSampler({ root: new AlwaysOnSampler() }),
     parentbased_always_off: () => new ParentBasedSampler({ root: new AlwaysOffSampler() }),
-    parentbased_traceidratio: () =>
-      new ParentBasedSampler({ root: new TraceIdRatioBasedSampler(config.samplerRatio) }),
+    parentbased_traceidratio: () => new ParentBasedSampler({ root: ratio() }),
   };
-  return root[config.sampler]();
+  const untrusted: Record<TracingConfig['sampler'], () => Sampler> = {
+    always_on: () => new AlwaysOnSampler(),
+    always_off: () => new AlwaysOffSampler(),
+    traceidratio: () => new DrawnRatioSampler(config.samplerRatio),
+    parentbased_always_on: () => new AlwaysOnSampler(),
+    parentbased_always_off: () => new AlwaysOffSampler(),
+    parentbased_traceidratio: () => new DrawnRatioSampler(config.samplerRatio),
+  };
+  return new CallerSampler(configured[config.sampler](), untrusted[config.sampler]());
 }

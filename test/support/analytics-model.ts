@@ -20,6 +20,7 @@ const PROJECTS = ['alpha', 'beta', null];
 const PEOPLE = ['ann', 'bob', 'cy', null];
 const MASTER: Principal = { kind: 'master' };
 const MINUTE = 60_000;
+type WeekStart = 'monday' | 'sunday';
 
 export interface ModelFact {
   kind: string;
@@ -32,6 +33,10 @@ export interface ModelFact {
   previous: string;
   due: string | null;
   createdAt: number;
+  /** The task's first move to in_progress up to this fact (null: none yet). */
+  startedAt: number | null;
+  /** Completions: milliseconds the task spent blocked until this one (null on other facts). */
+  blockedMs: number | null;
   dep: string;
 }
 interface ModelTask {
@@ -42,6 +47,10 @@ interface ModelTask {
   status: TaskStatus;
   due_on: string | null;
   createdAt: number;
+  startedAt: number | null;
+  /** Blocked spells that ended, and the start of the current one. */
+  blockedMs: number;
+  blockedSince: number | null;
 }
 
 export function prng(seed: number) {
@@ -88,19 +97,26 @@ function hourLabel(ms: number, tz: string): string {
   const offset = (p.timeZoneName ?? 'GMT').replace('GMT', '') || '+00:00';
   return `${p.year}-${p.month}-${p.day}T${p.hour}:00:00${offset}`;
 }
-export function timeLabel(dimension: DimensionName, ms: number, tz: string): string {
+/** A bucket's label; weeks start on Monday, or on Sunday with `week: 'sunday'`. */
+export function timeLabel(
+  dimension: DimensionName,
+  ms: number,
+  tz: string,
+  week: WeekStart = 'monday',
+): string {
   if (dimension === 'hour') return hourLabel(ms, tz);
   const [y, m, d] = localDate(ms, tz).split('-').map(Number) as [number, number, number];
   const date = new Date(Date.UTC(y, m - 1, d));
-  if (dimension === 'week') date.setUTCDate(d - ((date.getUTCDay() + 6) % 7));
+  const back = week === 'sunday' ? date.getUTCDay() : (date.getUTCDay() + 6) % 7;
+  if (dimension === 'week') date.setUTCDate(d - back);
   if (dimension === 'month') date.setUTCDate(1);
   if (dimension === 'quarter') date.setUTCMonth(m - 1 - ((m - 1) % 3), 1);
   return date.toISOString().slice(0, 10);
 }
 export const isTime = (d: DimensionName) => ['hour', 'day', 'week', 'month', 'quarter'].includes(d);
 type Labelled = Pick<ModelFact, 'business' | 'project' | 'assignee' | 'status'>;
-function label(d: DimensionName, row: Labelled, ms: number, tz: string) {
-  return isTime(d) ? timeLabel(d, ms, tz) : row[d as keyof Labelled];
+function label(d: DimensionName, row: Labelled, ms: number, tz: string, week?: WeekStart) {
+  return isTime(d) ? timeLabel(d, ms, tz, week) : row[d as keyof Labelled];
 }
 /**
  * Whether a row passes the filters: every element holds; a group `{any}` when any of its elements
@@ -137,6 +153,8 @@ export interface ModelPeriod {
   to: number;
   tz: string;
   allTime?: boolean;
+  /** The day weeks start on (Monday when absent). */
+  week?: WeekStart;
 }
 
 export interface ModelBucket {
@@ -178,7 +196,7 @@ export function modelBuckets(
     if (dayStart >= to) break;
     const end = Math.min(startOfDay(d + 1, tz).getTime(), to);
     add(
-      timeLabel(dimension, dayStart, tz),
+      timeLabel(dimension, dayStart, tz, period.week),
       period.allTime ? dayStart : Math.max(dayStart, from),
       end,
     );
@@ -214,8 +232,10 @@ export function expected(
   const flowFacts = facts.filter((f) => f.at >= (period.allTime ? 0 : from) && f.at < to);
   if (metrics.some((m) => METRICS[m].source === 'flow')) {
     for (const f of flowFacts) {
-      if (!passes(filters, (d) => label(d, f, f.at, tz))) continue;
-      group(Object.fromEntries(dims.map((d) => [d, label(d, f, f.at, tz)]))).flow.push(f);
+      if (!passes(filters, (d) => label(d, f, f.at, tz, period.week))) continue;
+      group(Object.fromEntries(dims.map((d) => [d, label(d, f, f.at, tz, period.week)]))).flow.push(
+        f,
+      );
     }
   }
   if (metrics.some((m) => METRICS[m].source === 'state')) {
@@ -233,12 +253,14 @@ export function expected(
       const isOpen = (f: ModelFact | undefined) =>
         !!f && f.kind !== 'task_deleted' && (f.status === 'open' || f.status === 'in_progress');
       for (const f of latest.values()) {
-        if (!isOpen(f) || !passes(filters, (d) => label(d, f, start, tz))) continue;
+        if (!isOpen(f) || !passes(filters, (d) => label(d, f, start, tz, period.week))) continue;
         const blocked = [...edges].some(
           ([edge, on]) =>
             on && edge.startsWith(`${f.task} `) && isOpen(latest.get(edge.split(' ')[1] as string)),
         );
-        group(Object.fromEntries(dims.map((d) => [d, label(d, f, start, tz)]))).state.push({
+        group(
+          Object.fromEntries(dims.map((d) => [d, label(d, f, start, tz, period.week)])),
+        ).state.push({
           f,
           at,
           blocked,
@@ -247,7 +269,7 @@ export function expected(
     }
   }
   // completion_rate: created in the row's bucket and completed in that same bucket.
-  const bucketOf = (ms: number) => (timeDim ? timeLabel(timeDim, ms, tz) : '');
+  const bucketOf = (ms: number) => (timeDim ? timeLabel(timeDim, ms, tz, period.week) : '');
   const completedIn = new Set(
     flowFacts.filter((f) => f.kind === 'task_completed').map((f) => `${f.task} ${bucketOf(f.at)}`),
   );
@@ -258,6 +280,14 @@ export function expected(
       .filter((f) => f.kind === 'task_completed')
       .map((f) => (f.at - f.createdAt) / 3_600_000)
       .sort((a, b) => a - b);
+    const works = flow
+      .filter((f) => f.kind === 'task_completed' && f.startedAt !== null)
+      .map((f) => (f.at - (f.startedAt as number)) / 3_600_000)
+      .sort((a, b) => a - b);
+    const ages = state.map(({ f, at }) => (at - f.createdAt) / 3_600_000).sort((a, b) => a - b);
+    const timed = flow.filter((f) => f.kind === 'task_completed' && f.blockedMs !== null);
+    const blockedMs = timed.reduce((sum, f) => sum + (f.blockedMs as number), 0);
+    const cycleMs = timed.reduce((sum, f) => sum + (f.at - f.createdAt), 0);
     const created = flow.filter((f) => f.kind === 'task_created');
     const future = timeDim !== undefined && futureBuckets.has(key[timeDim] as string);
     const all: Record<MetricName, number | null> = {
@@ -278,7 +308,14 @@ export function expected(
         ? cycles.reduce((a, b) => a + b, 0) / cycles.length
         : null,
       p50_cycle_time_hours: cycles.length ? quantile(cycles, 0.5) : null,
+      p85_cycle_time_hours: cycles.length ? quantile(cycles, 0.85) : null,
       p90_cycle_time_hours: cycles.length ? quantile(cycles, 0.9) : null,
+      p95_cycle_time_hours: cycles.length ? quantile(cycles, 0.95) : null,
+      avg_work_time_hours: works.length ? works.reduce((a, b) => a + b, 0) / works.length : null,
+      p50_work_time_hours: works.length ? quantile(works, 0.5) : null,
+      p85_work_time_hours: works.length ? quantile(works, 0.85) : null,
+      avg_blocked_hours: timed.length ? blockedMs / timed.length / 3_600_000 : null,
+      flow_efficiency: cycleMs === 0 ? null : 1 - blockedMs / cycleMs,
       dependencies_added: count('dependency_added'),
       dependencies_removed: count('dependency_removed'),
       active_assignees: new Set(flow.map((f) => f.assignee).filter(Boolean)).size,
@@ -287,6 +324,9 @@ export function expected(
         ? null
         : state.filter(({ f, at }) => f.due !== null && f.due < localDate(at, tz)).length,
       blocked_tasks: future ? null : state.filter((s) => s.blocked).length,
+      avg_age_hours:
+        future || ages.length === 0 ? null : ages.reduce((a, b) => a + b, 0) / ages.length,
+      p85_age_hours: future || ages.length === 0 ? null : quantile(ages, 0.85),
     };
     return { ...key, ...Object.fromEntries(metrics.map((m) => [m, all[m]])) };
   });
@@ -358,8 +398,31 @@ export async function simulate(
       previous: previous ?? '',
       due: t.due_on,
       createdAt: t.createdAt,
+      startedAt: t.startedAt,
+      blockedMs:
+        kind === 'task_completed'
+          ? t.blockedMs + (t.blockedSince === null ? 0 : clock - t.blockedSince)
+          : null,
       dep,
     });
+  const isOpen = (t: ModelTask | undefined) =>
+    !!t && (t.status === 'open' || t.status === 'in_progress');
+  /** After each write: which tasks turned blocked (open, an open dependency) or stopped. */
+  const settle = () => {
+    for (const t of tasks.values()) {
+      const blocked =
+        isOpen(t) &&
+        [...edges].some((edge) => {
+          const [gid, dep] = edge.split(' ') as [string, string];
+          return gid === t.gid && isOpen(tasks.get(dep));
+        });
+      if (blocked && t.blockedSince === null) t.blockedSince = clock;
+      if (!blocked && t.blockedSince !== null) {
+        t.blockedMs += clock - t.blockedSince;
+        t.blockedSince = null;
+      }
+    }
+  };
   const span = window.now - 3_600_000 - window.start;
   const times = Array.from(
     { length: window.events ?? 160 },
@@ -367,6 +430,8 @@ export async function simulate(
   );
   times.push(...(window.extra ?? []));
   for (const time of [...new Set(times)].sort((a, b) => a - b)) {
+    // The last write's changes of blocked state, at its instant (nothing changes in between).
+    settle();
     clock = time;
     const live = [...tasks.values()];
     const roll = random.next();
@@ -400,6 +465,9 @@ export async function simulate(
         status,
         due_on: due,
         createdAt: clock,
+        startedAt: status === 'in_progress' ? clock : null,
+        blockedMs: 0,
+        blockedSince: null,
       };
       tasks.set(t.gid, t);
       emit('task_created', t);
@@ -417,6 +485,7 @@ export async function simulate(
         t.assignee = input.assignee = random.pick(PEOPLE.filter((p) => p !== t.assignee));
       if (member === 'due_on')
         t.due_on = input.due_on = t.due_on === '2026-10-30' ? '2026-11-05' : '2026-10-30';
+      if (t.status === 'in_progress' && t.startedAt === null) t.startedAt = clock;
       await inTaskUnit(deps, (trx) => updateTask(trx, t.gid, input, MASTER, deps.now()));
       emit('task_updated', t, before);
       if (t.status === 'completed' && before !== 'completed') emit('task_completed', t, before);
@@ -450,6 +519,7 @@ export async function simulate(
       tasks.delete(t.gid);
     }
   }
+  settle();
   return { facts, businesses };
 }
 

@@ -71,6 +71,10 @@ function oracleSuite(seed: number, tz: string) {
           'dependency_removed',
         ]),
       );
+      for (const f of facts.filter((fact) => fact.kind === 'task_completed')) {
+        completionKinds.add(f.startedAt === null ? 'never started' : 'started');
+        completionKinds.add(f.blockedMs === 0 ? 'never blocked' : 'blocked');
+      }
       // The projector only takes facts older than every running transaction on the server, and
       // other databases' transactions count too: drain until every fact of the outbox is in.
       await waitFor(
@@ -177,6 +181,11 @@ function oracleSuite(seed: number, tz: string) {
 /** Each case runs on up to four sources: generous for a busy 2-core machine. */
 const CASE_TIMEOUT = 120_000;
 const answered = new Set<string>();
+/**
+ * Whether completions had work and blocked time or none, over the seeds of a file (a short
+ * history may lack some): the flow times would prove little if every one were alike.
+ */
+const completionKinds = new Set<string>();
 let engines: Engines;
 let deps: AnalyticsDeps;
 let setup: TestConfig;
@@ -205,6 +214,15 @@ export function describeAnalyticsOracle(
 
     it('ran every source it names, besides facts', () => {
       expect([...answered].sort()).toEqual(['facts', ...sources].sort());
+    });
+
+    it('met completions with and without work and blocked time', () => {
+      expect([...completionKinds].sort()).toEqual([
+        'blocked',
+        'never blocked',
+        'never started',
+        'started',
+      ]);
     });
   });
 }

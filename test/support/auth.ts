@@ -1,3 +1,4 @@
+import { randomBytes } from 'node:crypto';
 import type { Cairn } from '../../apps/server/cairn.ts';
 import type { Scope, TokenKind } from '../../libs/auth/principal.ts';
 import { issueToken } from '../../libs/auth/token.service.ts';
@@ -7,6 +8,7 @@ export const ALL_SCOPES: Scope[] = [
   'workflows:write',
   'workflows:execute',
   'analytics:read',
+  'analytics:write',
 ];
 
 export interface TokenSpec {
@@ -27,6 +29,11 @@ export async function authHeader(
     new Date(),
   );
   return { Authorization: `Bearer ${issued.token}` };
+}
+
+/** A secret as a generator makes one (256 bits), for a test's CAIRN_MASTER_KEY and the like. */
+export function randomSecret(): string {
+  return randomBytes(32).toString('base64url');
 }
 
 export function masterHeader(cairn: Cairn): { Authorization: string } {

@@ -100,7 +100,7 @@ export async function testConfig(
   const env: Record<string, string> = {
     DATA_DIR: dataDir,
     PORT: '0',
-    LOG_LEVEL: 'silent',
+    LOG_LEVEL: process.env.TEST_LOG_LEVEL ?? 'silent',
     CAIRN_PROJECTOR_POLL_MS: '100',
     // Engine time limits sized for a busy 2-core machine, not for production; fault tests set
     // their own short ones.

@@ -52,13 +52,14 @@ async function copyTree(from: string, to: string): Promise<void> {
   const entries = await fs.readdir(from, { recursive: true, withFileTypes: true });
   const target = (entry: (typeof entries)[number]) =>
     path.join(to, path.relative(from, path.join(entry.parentPath, entry.name)));
-  await fs.mkdir(to, { recursive: true });
+  // Owner-only, as Cairn keeps its data (files keep the template's 0600).
+  await fs.mkdir(to, { recursive: true, mode: 0o700 });
   // Parents sort before their children, so each mkdir finds its parent made.
   for (const dir of entries
     .filter((entry) => entry.isDirectory())
     .map(target)
     .sort()) {
-    await fs.mkdir(dir, { recursive: true });
+    await fs.mkdir(dir, { recursive: true, mode: 0o700 });
   }
   await Promise.all(
     entries
@@ -71,6 +72,8 @@ async function templateKey(): Promise<string> {
   const hash = createHash('sha256');
   const pglite = path.resolve(import.meta.dirname, '../../node_modules/@electric-sql/pglite');
   hash.update(await fs.readFile(path.join(pglite, 'package.json')));
+  // Templates written before PGlite's files were kept owner-only are not reused.
+  hash.update('owner-only');
   for (const file of (await fs.readdir(POSTGRES_MIGRATIONS_DIR)).sort()) {
     hash.update(file);
     hash.update(await fs.readFile(path.join(POSTGRES_MIGRATIONS_DIR, file)));

@@ -4,7 +4,7 @@ import { type Config, loadConfig } from '../../../libs/config/config.ts';
 import type { BackupManifest } from '../../../libs/lifecycle/backup-manifest.ts';
 import { requestBackup } from '../../../libs/lifecycle/control-channel.ts';
 import { type LifecycleProgress, takeBackup } from '../../../libs/lifecycle/embedded-backup.ts';
-import { restoreBackup } from '../../../libs/lifecycle/embedded-restore.ts';
+import { type RestoreResult, restoreBackup } from '../../../libs/lifecycle/embedded-restore.ts';
 import { openEngines } from '../../../libs/storage/engines.ts';
 import { holderOf, refuseWhileServerRuns, requireDataDir } from '../data-directory.ts';
 import { progressBar } from '../progress-bar.ts';
@@ -85,26 +85,57 @@ export function registerBackup(program: Command): void {
   program
     .command('restore')
     .description(
-      'Bring a backup (from `backup`) back into an empty data directory (DATA_DIR); ' +
-        'a server started on it projects whatever the backup had not yet projected.',
+      'Bring a backup (from `backup`) back into DATA_DIR: a new or empty one, or in place of an ' +
+        'installation with --replace. The businesses erased after the backup was taken (in the ' +
+        "erasure ledgers: the backup's, the replaced installation's, --erasures) are erased again. " +
+        'A server started on it projects whatever the backup had not yet projected.',
     )
     .requiredOption('--from <dir>', 'the backup directory')
-    .action(async (options: { from: string }) => {
+    .option(
+      '--replace',
+      'put the backup in place of the installation in DATA_DIR (moved aside to DATA_DIR.replaced-<time>)',
+    )
+    .option(
+      '--erasures <file>',
+      "an erasure ledger (an installation's DATA_DIR/erasures.json) whose businesses to erase again",
+    )
+    .action(async (options: { from: string; replace?: boolean; erasures?: string }) => {
       const config = loadConfig();
       embeddedOnly(config, 'restore');
-      await refuseWhileServerRuns(config, BOTH, 'a restore fills a new, empty DATA_DIR.');
+      await refuseWhileServerRuns(config, BOTH, 'a restore replaces DATA_DIR.');
       const progress = showProgress('restore');
       try {
-        const manifest = await restoreBackup({
+        const restored = await restoreBackup({
           from: path.resolve(options.from),
           dataDir: config.dataDir,
           dataPaths: config.dataPaths,
+          replace: options.replace === true,
+          erasureLedgers: options.erasures ? [path.resolve(options.erasures)] : [],
+          masterKeys: [config.masterKey, config.masterKeyPrevious].filter(
+            (key): key is string => key !== undefined,
+          ),
+          batchSize: config.projectorBatchSize,
           onProgress: progress.onProgress,
         });
         progress.stop();
-        process.stdout.write(`Restored ${summary(manifest)} into ${config.dataDir}.\n`);
+        process.stdout.write(`${restoreReport(restored, config.dataDir)}\n`);
       } finally {
         progress.stop();
       }
     });
+}
+
+function restoreReport(restored: RestoreResult, dataDir: string): string {
+  const erased = restored.reerased.map((entry) => `${entry.business} (erased ${entry.erased_at})`);
+  return [
+    `Restored ${summary(restored.manifest)} into ${dataDir}.`,
+    erased.length > 0
+      ? `Erased again, as erased after the backup was taken: ${erased.join(', ')}.`
+      : `No business to erase again (the erasure ledgers name ${restored.ledger.length}).`,
+    ...(restored.replacedKeptIn
+      ? [
+          `The installation it replaced is in ${restored.replacedKeptIn}; delete it once you are satisfied.`,
+        ]
+      : []),
+  ].join('\n');
 }

@@ -1,17 +1,16 @@
-import fs from 'node:fs/promises';
-import path from 'node:path';
 import type { Command } from 'commander';
 import { businessName } from '../../../libs/auth/business-name.ts';
-import { MASTER_KEY_FILE } from '../../../libs/auth/master-key.ts';
 import { type Config, loadConfig } from '../../../libs/config/config.ts';
 import type { ErasureRow } from '../../../libs/erasure/erasure.repository.ts';
 import { runErasure, startErasure } from '../../../libs/erasure/erasure.service.ts';
+import { installationLedger } from '../../../libs/erasure/erasure-ledger.ts';
 import { erasureLocation, toErasureView } from '../../../libs/erasure/erasure-view.ts';
 import { openEngines } from '../../../libs/storage/engines.ts';
 import { findRunningServer } from '../../../libs/storage/running-server.ts';
 import { holderOf, requireDataDir } from '../data-directory.ts';
 import { progressBar } from '../progress-bar.ts';
 import { describeRefusal } from '../server-answer.ts';
+import { serverMasterKey } from '../server-master-key.ts';
 
 const BOTH = { postgres: true, clickhouse: true };
 const POLL_MS = 200;
@@ -74,7 +73,9 @@ async function eraseDirectly(config: Config, business: string, bar: Bar): Promis
         (key): key is string => key !== undefined,
       ),
       batchSize: config.projectorBatchSize,
+      chdb: engines.clickhouse.kind === 'chdb',
       onProgress: (progress: { done: number; total: number }) => show(bar, progress),
+      ledger: installationLedger(config),
     };
     if ((await startErasure(deps, business)) === 'not_found') {
       throw new Error(`Business ${business} has no data and was never erased.`);
@@ -93,9 +94,7 @@ async function eraseThroughServer(
   business: string,
   bar: Bar,
 ): Promise<ErasureView> {
-  const masterKey =
-    config.masterKey ??
-    (await fs.readFile(path.join(config.dataDir, MASTER_KEY_FILE), 'utf8')).trim();
+  const masterKey = await serverMasterKey(config, url, 'erasing a business');
   const call = async (method: string, route: string) => {
     const response = await fetch(`${url}${route}`, {
       method,

@@ -1,6 +1,3 @@
-import fs from 'node:fs/promises';
-import path from 'node:path';
-import { MASTER_KEY_FILE } from '../../../libs/auth/master-key.ts';
 import { listTokens, revokeToken } from '../../../libs/auth/token.repository.ts';
 import {
   type IssuedToken,
@@ -14,6 +11,7 @@ import { openPostgres } from '../../../libs/storage/postgres.ts';
 import { migratePostgres } from '../../../libs/storage/postgres-migrations.ts';
 import { findRunningServer } from '../../../libs/storage/running-server.ts';
 import { describeRefusal } from '../server-answer.ts';
+import { serverMasterKey } from '../server-master-key.ts';
 
 export type ListedToken = ReturnType<typeof toListedToken>;
 
@@ -75,9 +73,7 @@ export async function withTokenBackend<T>(
 }
 
 async function httpBackend(config: Config, url: string): Promise<TokenBackend> {
-  const masterKey =
-    config.masterKey ??
-    (await fs.readFile(path.join(config.dataDir, MASTER_KEY_FILE), 'utf8')).trim();
+  const masterKey = await serverMasterKey(config, url, 'issuing tokens');
   const call = async (method: string, route: string, body?: unknown, bearer = masterKey) => {
     const response = await fetch(`${url}${route}`, {
       method,

@@ -4,6 +4,11 @@
  * entries feed validation, `metadata.columns`, `GET /api/v1/query/catalog` and the API document.
  */
 
+/** The day `week` buckets and the week periods start on. */
+export const WEEK_STARTS = ['monday', 'sunday'] as const;
+export type WeekStart = (typeof WEEK_STARTS)[number];
+export const DEFAULT_WEEK_START: WeekStart = 'monday';
+
 /**
  * Where a metric is computed:
  * - `flow`: an aggregate over the facts that happened inside the period (or time bucket);
@@ -16,9 +21,17 @@ export type MetricSource = 'flow' | 'state';
  * (`completed_tasks`, `blocked_at`), or each open task's due date (`due_dates`). On a rollup,
  * `completed_tasks` is the per-row count `completed_in_bucket`, which only rollups keeping
  * completions (`RollupDef.completions`) have, and `blocked_at` the running sum `blocked` of the
- * blocked changes, which only rollups keeping them (`RollupDef.blocked`) have.
+ * blocked changes, which only rollups keeping them (`RollupDef.blocked`) have. `completion_times`:
+ * on a rollup, the rows a second view adds with completions' work and blocked times alone
+ * (`started`, `timed`, no `facts`), which every rollup answering flows keeps. `task_rows`: one
+ * `task_at` row per open task with its `task_created_at`, replayed from facts (no rollup keeps it).
  */
-export type MetricNeed = 'completed_tasks' | 'blocked_at' | 'due_dates';
+export type MetricNeed =
+  | 'completed_tasks'
+  | 'blocked_at'
+  | 'due_dates'
+  | 'completion_times'
+  | 'task_rows';
 
 export interface MetricDef {
   description: string;
@@ -50,9 +63,12 @@ export interface DimensionDef {
    * as JSON null. Absent where every row has a label.
    */
   none?: string;
-  /** A time dimension's SQL is a function of the instant it buckets; `{tz:String}` is bound. */
+  /**
+   * A time dimension's SQL is a function of the instant it buckets (and, for weeks, of the day
+   * they start on); `{tz:String}` is bound.
+   */
   time: boolean;
-  sql: (instant: string) => string;
+  sql: (instant: string, weekStart?: WeekStart) => string;
 }
 
 /** Creation → completion of each task_completed fact, in hours. */
@@ -68,6 +84,26 @@ const cycle = (aggregate: string) =>
  */
 const rollupCycle = (level: number) =>
   `if(sum(completed) = 0, NULL, quantileExactInclusiveMerge(${level})(cycle_hours))`;
+
+/** A completion whose task had moved to in_progress: the write side records when it first did. */
+const STARTED = `${COMPLETED} AND started_at IS NOT NULL`;
+/** First move to in_progress → completion, in hours. */
+const WORK_HOURS =
+  '(toUnixTimestamp64Milli(occurred_at) - toUnixTimestamp64Milli(assumeNotNull(started_at))) / 3600000';
+/** Undefined (null) when no completion in the row had been in progress. */
+const work = (aggregate: string) =>
+  `if(countIf(${STARTED}) = 0, NULL, ${aggregate}(${WORK_HOURS}, ${STARTED}))`;
+/** An open task's age at the state's instant, in hours (one `task_at` row per task). */
+const AGE_HOURS =
+  '(toUnixTimestamp64Milli(at) - toUnixTimestamp64Milli(task_created_at)) / 3600000';
+
+/** A completion whose task's blocked time is known (recorded by the write side). */
+const TIMED = `${COMPLETED} AND blocked_ms IS NOT NULL`;
+const CYCLE_MS = 'toUnixTimestamp64Milli(occurred_at) - toUnixTimestamp64Milli(task_created_at)';
+
+/** Rollups keep every work time of their slot in one exact quantile state, as for cycle times. */
+const rollupWork = (level: number) =>
+  `if(sum(started) = 0, NULL, quantileExactInclusiveMerge(${level})(work_hours))`;
 
 export const METRICS = {
   tasks_created: {
@@ -150,6 +186,19 @@ export const METRICS = {
     needs: [],
     neutral: 'NULL',
   },
+  p85_cycle_time_hours: {
+    description:
+      '85th percentile of hours from creation to completion over the completions in the period (linear interpolation).',
+    unit: 'hours',
+    type: 'number',
+    source: 'flow',
+    sql: {
+      facts: cycle('quantileExactInclusiveIf(0.85)'),
+      rollup: rollupCycle(0.85),
+    },
+    needs: [],
+    neutral: 'NULL',
+  },
   p90_cycle_time_hours: {
     description:
       '90th percentile of hours from creation to completion over the completions in the period (linear interpolation).',
@@ -161,6 +210,82 @@ export const METRICS = {
       rollup: rollupCycle(0.9),
     },
     needs: [],
+    neutral: 'NULL',
+  },
+  p95_cycle_time_hours: {
+    description:
+      '95th percentile of hours from creation to completion over the completions in the period (linear interpolation).',
+    unit: 'hours',
+    type: 'number',
+    source: 'flow',
+    sql: {
+      facts: cycle('quantileExactInclusiveIf(0.95)'),
+      rollup: rollupCycle(0.95),
+    },
+    needs: [],
+    neutral: 'NULL',
+  },
+  avg_work_time_hours: {
+    description: `Mean hours from the task’s first move to in_progress to its completion, over the completions in the period whose task had been in progress (others are left out).`,
+    unit: 'hours',
+    type: 'number',
+    source: 'flow',
+    sql: {
+      facts: work('avgIf'),
+      rollup: 'if(sum(started) = 0, NULL, sum(work_hours_sum) / sum(started))',
+    },
+    needs: ['completion_times'],
+    neutral: 'NULL',
+  },
+  p50_work_time_hours: {
+    description: `Median hours from the task’s first move to in_progress to its completion, over the completions in the period whose task had been in progress (linear interpolation).`,
+    unit: 'hours',
+    type: 'number',
+    source: 'flow',
+    sql: {
+      facts: work('quantileExactInclusiveIf(0.5)'),
+      rollup: rollupWork(0.5),
+    },
+    needs: ['completion_times'],
+    neutral: 'NULL',
+  },
+  p85_work_time_hours: {
+    description: `85th percentile of hours from the task’s first move to in_progress to its completion, over the completions in the period whose task had been in progress (linear interpolation).`,
+    unit: 'hours',
+    type: 'number',
+    source: 'flow',
+    sql: {
+      facts: work('quantileExactInclusiveIf(0.85)'),
+      rollup: rollupWork(0.85),
+    },
+    needs: ['completion_times'],
+    neutral: 'NULL',
+  },
+  avg_blocked_hours: {
+    description:
+      'Mean hours the tasks completed in the period spent blocked (open with at least one open dependency) before each completion, over the completions whose blocked time is recorded (tasks created before it was are left out).',
+    unit: 'hours',
+    type: 'number',
+    source: 'flow',
+    sql: {
+      facts: `if(countIf(${TIMED}) = 0, NULL, sumIf(assumeNotNull(blocked_ms), ${TIMED}) / countIf(${TIMED}) / 3600000)`,
+      rollup: 'if(sum(timed) = 0, NULL, sum(blocked_ms_sum) / sum(timed) / 3600000)',
+    },
+    needs: ['completion_times'],
+    neutral: 'NULL',
+  },
+  flow_efficiency: {
+    description:
+      'Share (0–1) of the cycle time of the tasks completed in the period that they were not blocked: 1 − their blocked hours ÷ their cycle hours, summed over the completions whose blocked time is recorded; null when there are none (or their cycle times sum to 0).',
+    unit: 'ratio',
+    type: 'number',
+    source: 'flow',
+    sql: {
+      facts: `if(sumIf(${CYCLE_MS}, ${TIMED}) = 0, NULL, 1 - sumIf(assumeNotNull(blocked_ms), ${TIMED}) / sumIf(${CYCLE_MS}, ${TIMED}))`,
+      rollup:
+        'if(sum(timed_cycle_ms_sum) = 0, NULL, 1 - sum(blocked_ms_sum) / sum(timed_cycle_ms_sum))',
+    },
+    needs: ['completion_times'],
     neutral: 'NULL',
   },
   dependencies_added: {
@@ -210,6 +335,29 @@ export const METRICS = {
     },
     needs: [],
     neutral: '0',
+  },
+  avg_age_hours: {
+    description:
+      'Mean age in hours (the period’s end, or now, minus creation) of the tasks open or in progress at the end of the period: aging work in progress. Read from facts, replaying each task’s history (the rollups keep counts, not creation instants).',
+    unit: 'hours',
+    type: 'number',
+    source: 'state',
+    sql: { facts: `if(count() = 0, NULL, avg(${AGE_HOURS}))`, rollup: null },
+    needs: ['task_rows'],
+    neutral: 'NULL',
+  },
+  p85_age_hours: {
+    description:
+      '85th percentile of the ages in hours of the tasks open or in progress at the end of the period (linear interpolation). Read from facts, replaying each task’s history (the rollups keep counts, not creation instants).',
+    unit: 'hours',
+    type: 'number',
+    source: 'state',
+    sql: {
+      facts: `if(count() = 0, NULL, quantileExactInclusive(0.85)(${AGE_HOURS}))`,
+      rollup: null,
+    },
+    needs: ['task_rows'],
+    neutral: 'NULL',
   },
   overdue_tasks: {
     description:
@@ -268,10 +416,15 @@ export const DIMENSIONS = {
     sql: (t) => `toString(toDate(${t}, {tz:String}))`,
   },
   week: {
-    description: 'ISO week in the query time zone, named by its Monday (YYYY-MM-DD).',
+    description:
+      'Week in the query time zone, named by its first day (YYYY-MM-DD): a Monday (ISO weeks), or a Sunday with `week_start: sunday`.',
     type: 'date',
     time: true,
-    sql: (t) => `toString(toMonday(${t}, {tz:String}))`,
+    // Mode 0 of toStartOfWeek: weeks start on Sunday.
+    sql: (t, weekStart = 'monday') =>
+      weekStart === 'sunday'
+        ? `toString(toStartOfWeek(${t}, 0, {tz:String}))`
+        : `toString(toMonday(${t}, {tz:String}))`,
   },
   month: {
     description: 'Calendar month in the query time zone, named by its first day (YYYY-MM-DD).',

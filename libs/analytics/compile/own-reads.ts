@@ -4,6 +4,7 @@ import { rollupDef, type SourceName } from '../sources/rollups.ts';
 import {
   type CompiledQuery,
   type CompileOptions,
+  stateBaseEnd,
   stateEnd,
   toClickHouseTime,
 } from './query-compiler.ts';
@@ -52,6 +53,8 @@ const FACT_COLUMNS: Record<string, number | 'string'> = {
   created_assignee: 'string',
   created_status: 'string',
   first_completion: 1,
+  started_at: 8,
+  blocked_ms: 8,
   projected_at: 8,
 };
 
@@ -78,6 +81,12 @@ const ROLLUP_VALUES = [
   'due_change',
   'completed_by',
   'blocked_change',
+  'started',
+  'work_hours_sum',
+  'work_hours',
+  'timed',
+  'blocked_ms_sum',
+  'timed_cycle_ms_sum',
 ];
 const VALUE_BYTES = 8;
 
@@ -103,7 +112,14 @@ export function scansOf(query: AnalyticsQuery, options: CompileOptions): Scan[] 
     // period's end, so counting up to the later of the two gives the same figure and lets the
     // count be cached for as long as the projection does not move.
     const end = Math.max(stateEnd(options.buckets, options.source).getTime(), period.to.getTime());
-    scans.push({ table: source, from: null, to: new Date(end) });
+    if (options.stateBase && source !== 'facts') {
+      // The whole days before the base's end are read from the daily base (state-from-rollups.ts).
+      const base = stateBaseEnd(options.buckets, options.source);
+      scans.push({ table: options.stateBase, from: null, to: base });
+      scans.push({ table: source, from: base, to: new Date(end) });
+    } else {
+      scans.push({ table: source, from: null, to: new Date(end) });
+    }
   }
   const seen = new Set<string>();
   return scans.filter((scan) => {

@@ -7,6 +7,7 @@ import type { ResolvedPeriod } from '../period/period.ts';
 import { rollupDef, type SourceName } from '../sources/rollups.ts';
 import { slotCeiling } from '../sources/source-decider.ts';
 import { commonTables, flowSelect, type SourceContext, stateSelect } from './metric-sources.ts';
+import { type FillGrid, zeroFilled } from './zero-fill.ts';
 
 /** A compiled statement is plain data: SQL text with `{name:Type}` placeholders, and values. */
 export interface CompiledQuery {
@@ -26,6 +27,10 @@ export interface CompileOptions {
   buckets?: StateBuckets;
   /** The table the planner chose (default facts). */
   source?: SourceName;
+  /** A daily rollup the state's whole UTC days are read from (`stateBaseOf`). */
+  stateBase?: SourceName | null;
+  /** `fill: "zero"`: the buckets every label combination gets (a time and a label dimension). */
+  fill?: FillGrid;
 }
 
 /**
@@ -46,12 +51,14 @@ export function compileQuery(query: AnalyticsQuery, options: CompileOptions): Co
     union: sources.size > 1,
     source: options.source ?? 'facts',
     instants: options.buckets?.ats.length ?? 0,
+    stateBase: options.stateBase ?? null,
+    weekStart: query.weekStart,
   };
   const tables = commonTables(ctx);
-  const lines = tables.length > 0 ? [`WITH ${tables.join(',\n')}`] : [];
+  const body: string[] = [];
   if (ctx.union) {
     const merged = query.metrics.map((name) => `max(${name}) AS ${name}`);
-    lines.push(
+    body.push(
       `SELECT ${[...query.dimensions, ...merged].join(', ')}`,
       'FROM (',
       ...flowSelect(ctx),
@@ -59,10 +66,14 @@ export function compileQuery(query: AnalyticsQuery, options: CompileOptions): Co
       ...stateSelect(ctx),
       ')',
     );
-    if (query.dimensions.length > 0) lines.push(`GROUP BY ${query.dimensions.join(', ')}`);
+    if (query.dimensions.length > 0) body.push(`GROUP BY ${query.dimensions.join(', ')}`);
   } else {
-    lines.push(...(sources.has('flow') ? flowSelect(ctx) : stateSelect(ctx)));
+    body.push(...(sources.has('flow') ? flowSelect(ctx) : stateSelect(ctx)));
   }
+  const filled = options.fill ? zeroFilled(query, body) : null;
+  if (filled) tables.push(filled.table);
+  const lines = tables.length > 0 ? [`WITH ${tables.join(',\n')}`] : [];
+  lines.push(...(filled ? filled.lines : body));
   const order = orderTerms(query);
   if (order.length > 0) lines.push(`ORDER BY ${order.join(', ')}`);
   lines.push(
@@ -118,6 +129,8 @@ function bindParams(
       params.slot_ats = stateReads(buckets, options.source).map(toClickHouseTime);
     }
     if (uses('state_to')) params.state_to = toClickHouseTime(stateEnd(buckets, options.source));
+    if (uses('state_base'))
+      params.state_base = toClickHouseTime(stateBaseEnd(buckets, options.source));
   }
   filterConditions(query.filters).forEach((filter, i) => {
     // Null is how a query names "no label"; the facts store it as the dimension's `none`.
@@ -125,6 +138,10 @@ function bindParams(
     const values = filter.values.map((value) => value ?? none);
     params[`f${i}`] = FILTER_OPERATORS[filter.op].oneValue ? values[0] : values;
   });
+  if (options.fill) {
+    params.fill = options.fill.labels;
+    params.fill_started = options.fill.started;
+  }
   params.limit = options.rowLimit;
   params.offset = options.offset ?? 0;
   // Bind only what the text uses: engines reject parameters a statement does not mention.
@@ -144,6 +161,16 @@ function stateReads(buckets: StateBuckets, source: SourceName = 'facts'): Date[]
 /** The end of what a state statement reads (`state_to`): every row before it counts. */
 export function stateEnd(buckets: StateBuckets, source?: SourceName): Date {
   return new Date(Math.max(0, ...stateReads(buckets, source).map((at) => at.getTime())));
+}
+
+/**
+ * Where the daily base of a state statement ends (`state_base`): the UTC midnight at or before
+ * its first instant, so every day read from the base lies wholly before every instant.
+ */
+export function stateBaseEnd(buckets: StateBuckets, source?: SourceName): Date {
+  const first = Math.min(...stateReads(buckets, source).map((at) => at.getTime()));
+  if (!Number.isFinite(first) || first <= 0) return new Date(0);
+  return new Date(Math.floor(first / 86_400_000) * 86_400_000);
 }
 
 /** Parameter text for `DateTime64(3, 'UTC')`. */

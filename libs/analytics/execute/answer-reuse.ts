@@ -72,6 +72,8 @@ export const sameFacts = (a: Reading, b: Reading) => factsOf(a) === factsOf(b);
  */
 export class AnswerReuse {
   private readonly inFlight = new Map<string, Promise<Found<unknown>>>();
+  /** Values of `keptWhile` (by key) and `keptOver` (by key and facts) being computed. */
+  private readonly keeping = new Map<string, Promise<unknown>>();
   private readonly cache: ResultCache | null;
 
   constructor(cache: ResultCache | null) {
@@ -82,13 +84,6 @@ export class AnswerReuse {
   static key(material: unknown): string {
     return createHash('sha256')
       .update(JSON.stringify(['answer', material]))
-      .digest('base64url');
-  }
-
-  /** The key of a figure that depends on the facts alone, at a watermark. */
-  static factsKey(material: unknown, watermark: string): string {
-    return createHash('sha256')
-      .update(JSON.stringify(['answer', material, watermark]))
       .digest('base64url');
   }
 
@@ -104,7 +99,16 @@ export class AnswerReuse {
     reading: Reading,
     now: number,
     compute: (kept: Kept<P> | undefined) => Promise<Computed<P>>,
-    { fresh = false, signal }: { fresh?: boolean; signal?: AbortSignal } = {},
+    {
+      fresh = false,
+      signal,
+      tags = [],
+    }: {
+      fresh?: boolean;
+      signal?: AbortSignal;
+      /** The businesses the answer reads (result-cache.ts `forget`). */
+      tags?: readonly string[];
+    } = {},
   ): Promise<{ parts: P; reuse: Reuse }> {
     const flight = `${key}\n${factsOf(reading)}`;
     const running = fresh
@@ -122,7 +126,7 @@ export class AnswerReuse {
         return { parts: shared.lasting.parts, reuse: shared.stored ? 'hit' : 'coalesced' };
       }
     }
-    const finding = this.find(key, reading, now, compute, fresh);
+    const finding = this.find(key, reading, now, compute, { fresh, tags });
     if (!this.inFlight.has(flight)) {
       this.inFlight.set(flight, finding);
       const forget = () => {
@@ -139,7 +143,7 @@ export class AnswerReuse {
     reading: Reading,
     now: number,
     compute: (kept: Kept<P> | undefined) => Promise<Computed<P>>,
-    fresh: boolean,
+    { fresh, tags }: { fresh: boolean; tags: readonly string[] },
   ): Promise<Found<P>> {
     let kept: Kept<P> | undefined;
     if (fresh) {
@@ -154,12 +158,82 @@ export class AnswerReuse {
     const { store, kept: keeping, ...lasting } = await compute(kept);
     if (!fresh)
       this.cache?.counted(keeping === 'all' ? 'hit' : keeping === 'some' ? 'partial' : 'miss');
-    if (store) await this.cache?.set(key, { ...lasting, reading } satisfies Kept<P>);
+    if (store) await this.cache?.set(key, { ...lasting, reading } satisfies Kept<P>, tags);
     return { lasting, stored: keeping === 'all' };
   }
 
-  /** A figure that depends on the facts alone, kept under `key` (which names the watermark). */
-  remember<T>(key: string, compute: () => Promise<T>): Promise<T> {
-    return this.cache ? this.cache.remember(key, compute) : compute();
+  /**
+   * A value kept under `key` and given while `holds` accepts it, whatever was projected since:
+   * the caller bounds how stale it may be. `fresh` skips the lookup; what `compute` gives is
+   * kept when `keep` accepts it, filed under `tags` (the businesses it reads), and shared with
+   * callers asking for it meanwhile. `kept`: this caller computed nothing.
+   */
+  async keptWhile<T>(
+    key: string,
+    compute: () => Promise<T>,
+    options: {
+      holds: (value: T) => boolean;
+      keep: (value: T) => boolean;
+      fresh: boolean;
+      tags: readonly string[];
+    },
+  ): Promise<{ value: T; kept: boolean }> {
+    const found = options.fresh
+      ? undefined
+      : await this.cache?.get<{ value: T }>(key, { observe: false });
+    if (found && options.holds(found.value)) return { value: found.value, kept: true };
+    const running = options.fresh ? undefined : this.keeping.get(key);
+    // The first caller's failure (its client gone) is not this one's: it computes its own.
+    const shared = running && ((await running.catch(() => undefined)) as T | undefined);
+    if (shared !== undefined && options.holds(shared)) return { value: shared, kept: true };
+    const computing = (async () => {
+      const value = await compute();
+      if (options.keep(value)) await this.cache?.set(key, { value }, options.tags);
+      return value;
+    })();
+    this.keeping.set(key, computing);
+    const forget = () => {
+      if (this.keeping.get(key) === computing) this.keeping.delete(key);
+    };
+    computing.then(forget, forget);
+    return { value: await computing, kept: false };
+  }
+
+  /**
+   * A figure of some businesses' facts alone, kept under `key` with the reading it was computed
+   * over, and given again while `holds` says nothing projected since that reading can have
+   * moved it (asked only when the readings differ; it is then kept with the later one, so the
+   * next check starts there). Shared with callers asking over the same facts meanwhile;
+   * `tags`: the businesses it reads.
+   */
+  async keptOver<T>(
+    key: string,
+    reading: Reading,
+    compute: () => Promise<T>,
+    {
+      holds,
+      tags,
+    }: { holds: (value: T, since: Reading) => Promise<boolean>; tags: readonly string[] },
+  ): Promise<T> {
+    const found = await this.cache?.get<{ value: T; reading: Reading }>(key, { observe: false });
+    if (found && sameFacts(found.reading, reading)) return found.value;
+    if (found && (await holds(found.value, found.reading))) {
+      await this.cache?.set(key, { value: found.value, reading }, tags);
+      return found.value;
+    }
+    const flight = `${key}\n${factsOf(reading)}`;
+    const running = this.keeping.get(flight) as Promise<T> | undefined;
+    if (running) return running;
+    const computing = (async () => {
+      const value = await compute();
+      await this.cache?.set(key, { value, reading }, tags);
+      return value;
+    })();
+    this.keeping.set(flight, computing);
+    const forget = () => {
+      if (this.keeping.get(flight) === computing) this.keeping.delete(flight);
+    };
+    computing.then(forget, forget);
+    return computing;
   }
 }

@@ -2,10 +2,15 @@ import { randomUUID } from 'node:crypto';
 import type { ClickHouseClient } from '@clickhouse/client';
 import { AppError } from '../../http/errors.ts';
 import { clickHouseStorageFault } from '../../storage/clickhouse-errors.ts';
+import { ANY_TAG } from '../../storage/result-store.ts';
 import type { CompiledQuery } from '../compile/query-compiler.ts';
 import { Admission, type AdmissionLimits, type QueryTicket } from './admission.ts';
 import { AnswerReuse } from './answer-reuse.ts';
 import { ResultCache } from './result-cache.ts';
+
+/** The tags of what is read from `businesses` (null: every business). */
+export const cacheTags = (businesses: readonly string[] | null): readonly string[] =>
+  businesses ?? [ANY_TAG];
 
 /** What ClickHouse answered, as `format: 'JSON'` shapes it. */
 export interface EngineAnswer {
@@ -31,6 +36,11 @@ export interface ExecuteOptions {
   useCache: boolean;
   /** The projection watermark read before the engine runs (see `Freshness.watermark`). */
   watermark: string;
+  /**
+   * The businesses the query reads (null: every business): what its kept statements are
+   * tagged with, so an erasure forgets them and nothing else (result-cache.ts `forget`).
+   */
+  businesses: readonly string[] | null;
 }
 
 export interface Execution {
@@ -198,7 +208,7 @@ export class QueryRun {
       ownReads ? this.countOwnReads(ownReads) : undefined,
     ]);
     const { partial, ...kept } = answer;
-    if (cache && key && !partial) await cache.set(key, kept);
+    if (cache && key && !partial) await cache.set(key, kept, this.tags);
     return {
       answer: kept,
       cache: 'miss',
@@ -220,8 +230,16 @@ export class QueryRun {
     const { cache } = this.deps;
     const key = AnswerReuse.key([name, this.options.watermark]);
     return cache
-      ? cache.remember(key, compute, (kept) => kept !== undefined && holds(kept))
+      ? cache.remember(key, compute, {
+          holds: (kept) => kept !== undefined && holds(kept),
+          tags: this.tags,
+        })
       : compute();
+  }
+
+  /** What the query's kept statements are tagged with. */
+  private get tags(): readonly string[] {
+    return cacheTags(this.options.businesses);
   }
 
   /** Ends the query's admission; statements of it still waiting are dropped. */
@@ -243,7 +261,7 @@ export class QueryRun {
         if (cached) return { ...cached, partial: false };
         const counts = await this.ticket.run((budgetMs) => this.onEngine(ownReads, budgetMs));
         const { partial, ...kept } = counts;
-        if (cache && !partial) await cache.set(key, kept);
+        if (cache && !partial) await cache.set(key, kept, this.tags);
         return counts;
       })();
       this.counted.set(key, counting);

@@ -83,9 +83,10 @@ export class ResultCache {
     this.observer.coalesced?.();
   }
 
-  async set(key: string, value: unknown): Promise<void> {
+  /** `tags`: the businesses the value was read from (see `forget`). */
+  async set(key: string, value: unknown, tags: readonly string[] = []): Promise<void> {
     try {
-      const evicted = await this.store.set(key, JSON.stringify(value));
+      const evicted = await this.store.set(key, JSON.stringify(value), tags);
       if (evicted > 0) this.observer.evicted?.(evicted);
     } catch (error) {
       this.observer.failed?.(error);
@@ -100,19 +101,26 @@ export class ResultCache {
   async remember<T>(
     key: string,
     compute: () => Promise<T>,
-    holds: (kept: T) => boolean = () => true,
+    {
+      holds = () => true,
+      tags = [],
+    }: { holds?: (kept: T) => boolean; tags?: readonly string[] } = {},
   ): Promise<T> {
     const kept = await this.get<{ value: T }>(key, { observe: false });
     if (kept && holds(kept.value)) return kept.value;
     const value = await compute();
-    if (value !== undefined) await this.set(key, { value });
+    if (value !== undefined) await this.set(key, { value }, tags);
     return value;
   }
 
-  /** Forgets every answer; a failing store is reported and left to age its entries out. */
-  async clear(): Promise<void> {
+  /**
+   * Forgets every answer read from `business` (and those read from every business), and only
+   * those: another business's dashboards keep their hits. A failing store is reported and left
+   * to age its entries out (the change the erasure logged keeps them from being served).
+   */
+  async forget(business: string): Promise<void> {
     try {
-      await this.store.clear();
+      await this.store.forget(business);
     } catch (error) {
       this.observer.failed?.(error);
     }

@@ -1,11 +1,22 @@
 import { ValidationError, type ValidationIssue } from '../../http/errors.ts';
-import { DIMENSIONS, type DimensionName, type MetricName, noneLabel } from '../catalog/catalog.ts';
+import {
+  DIMENSIONS,
+  type DimensionName,
+  type MetricName,
+  noneLabel,
+  TIME_DIMENSIONS,
+} from '../catalog/catalog.ts';
 import { FILTER_OPERATORS } from '../catalog/filter-ops.ts';
 import type { CompareMode } from '../period/comparison-period.ts';
 import { type DateRange, type DateRangeProblem, parseDateRange } from '../period/date-range.ts';
-import { canonicalTimezone, DEFAULT_PERIOD, type PeriodName } from '../period/period.ts';
-import { ianaTimezone } from '../period/time-zones.ts';
-import type { Inclusion } from './query.schemas.ts';
+import {
+  DEFAULT_PERIOD,
+  DEFAULT_WEEK_START,
+  type PeriodName,
+  type WeekStart,
+} from '../period/period.ts';
+import { engineZone } from '../period/time-zones.ts';
+import type { Fill, Inclusion } from './query.schemas.ts';
 import { LIMIT_CEILING } from './query.schemas.ts';
 import { type FilterCondition, isGroup, type QueryFilter } from './query-filters.ts';
 
@@ -30,6 +41,8 @@ export interface QueryRequest {
   offset?: number;
   compare?: CompareMode;
   include?: Inclusion[];
+  week_start?: WeekStart;
+  fill?: Fill;
 }
 
 /** A query with every default applied and every cross-field rule checked. */
@@ -54,6 +67,13 @@ export interface AnalyticsQuery {
   compare: CompareMode | null;
   /** `include: ["totals"]`: the metrics over the whole filtered period too. */
   totals: boolean;
+  /** The day `week` buckets and the week periods start on. */
+  weekStart: WeekStart;
+  /**
+   * `zero`: every label combination in the rows gets every time bucket; null leaves label
+   * combinations to the buckets they have data in.
+   */
+  fill: Fill | null;
 }
 
 export interface ParseOptions {
@@ -62,6 +82,8 @@ export interface ParseOptions {
   /** Zones the running ClickHouse can load (see time-zones.ts); unset: whatever Intl knows. */
   zones?: ReadonlySet<string>;
 }
+
+const TIME_DIMENSION_LIST = TIME_DIMENSIONS.join(', ');
 
 /** Checks what a JSON schema cannot express, reporting every problem at its own `loc`. */
 export function parseQuery(request: QueryRequest, options: ParseOptions = {}): AnalyticsQuery {
@@ -82,6 +104,13 @@ export function parseQuery(request: QueryRequest, options: ParseOptions = {}): A
     issues.push({
       loc: ['body', 'dimensions', dimensions.indexOf(timeDimensions[1] as DimensionName)],
       msg: `Use at most one time dimension (got ${timeDimensions.join(', ')})`,
+      type: 'value_error',
+    });
+  }
+  if (request.fill !== undefined && timeDimensions.length === 0) {
+    issues.push({
+      loc: ['body', 'fill'],
+      msg: `fill '${request.fill}' gives every label combination every time bucket: add a time dimension (${TIME_DIMENSION_LIST}) to dimensions, or leave fill out`,
       type: 'value_error',
     });
   }
@@ -155,21 +184,9 @@ export function parseQuery(request: QueryRequest, options: ParseOptions = {}): A
     offset: request.offset ?? 0,
     compare: request.compare ?? null,
     totals: request.include?.includes('totals') ?? false,
+    weekStart: request.week_start ?? DEFAULT_WEEK_START,
+    fill: request.fill ?? null,
   };
-}
-
-/**
- * The zone's name for ClickHouse, or null when Intl or the engine cannot load it. Intl resolves
- * aliases to ICU's names, some older than IANA's (`Asia/Calcutta` for `Asia/Kolkata`); the IANA
- * name is used where the engine loads it, the ICU one otherwise (an engine with older zone data).
- */
-function engineZone(name: string, zones: ReadonlySet<string> | undefined): string | null {
-  const intlZone = canonicalTimezone(name);
-  if (intlZone === null) return null;
-  const loads = (zone: string) => zones === undefined || zones.has(zone);
-  const iana = ianaTimezone(intlZone);
-  if (loads(iana)) return iana;
-  return loads(intlZone) ? intlZone : null;
 }
 
 /** A filter element's rules the schema only publishes, each reported at its own `loc`. */

@@ -1,11 +1,12 @@
 import { enforcedInCode } from '../../http/json-schema.ts';
-import { digitRange, group } from '../../http/text-patterns.ts';
+import { calendarDate } from '../../http/text-patterns.ts';
 import type { JsonSchema } from '../../http/validation.ts';
 import { DIMENSION_NAMES, METRIC_NAMES, noneLabel, TIME_DIMENSIONS } from '../catalog/catalog.ts';
 import { FILTER_OPERATORS, FILTER_OPS, MAX_ANY_DEPTH } from '../catalog/filter-ops.ts';
 import { MAX_BUCKETS } from '../period/buckets.ts';
 import { COMPARE_MODES } from '../period/comparison-period.ts';
-import { PERIODS } from '../period/period.ts';
+import { PERIODS, WEEK_STARTS } from '../period/period.ts';
+import { acceptedZoneNames, engineZone, zonePattern } from '../period/time-zones.ts';
 
 export const MAX_METRICS = 20;
 export const MAX_DIMENSIONS = 5;
@@ -17,6 +18,8 @@ export const LIMIT_CEILING = 1_000_000;
 export const DIRECTIONS = ['asc', 'desc'] as const;
 export const INCLUSIONS = ['totals'] as const;
 export type Inclusion = (typeof INCLUSIONS)[number];
+export const FILLS = ['zero'] as const;
+export type Fill = (typeof FILLS)[number];
 /** Far past any result the row cap lets through, and within ClickHouse's UInt64. */
 export const OFFSET_CEILING = 1_000_000_000;
 
@@ -24,21 +27,22 @@ export const OFFSET_CEILING = 1_000_000_000;
  * What the parser checks beyond Ajv, stated for the published document (see ENFORCED_IN_CODE).
  * `date_range`: two dates, or two date-times, in the years date-range.ts allows.
  */
-const RANGE_YEARS = group(digitRange('1900', '2299'));
-export const RANGE_DATE_PATTERN = `^${RANGE_YEARS}-[0-9]{2}-[0-9]{2}$`;
+const RANGE_DAY = calendarDate('1900', '2299');
+export const RANGE_DATE_PATTERN = `^${RANGE_DAY}$`;
 // Offsets of at most ±14:00, as isInstant (date-time-format.ts) takes.
-export const RANGE_DATE_TIME_PATTERN = `^${RANGE_YEARS}-[0-9]{2}-[0-9]{2}[Tt]([01][0-9]|2[0-3]):[0-5][0-9]:[0-5][0-9](\\.[0-9]{1,9})?([Zz]|[+-]((0[0-9]|1[0-3]):[0-5][0-9]|14:00))$`;
+export const RANGE_DATE_TIME_PATTERN = `^${RANGE_DAY}[Tt]([01][0-9]|2[0-3]):[0-5][0-9]:[0-5][0-9](\\.[0-9]{1,9})?([Zz]|[+-]((0[0-9]|1[0-3]):[0-5][0-9]|14:00))$`;
 /**
- * The names the parser may accept: IANA names and aliases, in any case, as Intl reads them, of
- * zones the running ClickHouse can load too. That set depends on the runtime's ICU and the
- * engine, and names are matched without regard to case, so the document gives their shape:
- * up to three `/`-separated parts, each a letter then letters, digits, `_`, `+` or `-`.
+ * The shape of every name the parser may accept (IANA names and aliases, in any case, as Intl
+ * reads them): up to three `/`-separated parts, each a letter then letters, digits, `_`, `+` or
+ * `-`. The document states the names themselves (queryZonePattern), which depend on the
+ * runtime's ICU and the engine.
  */
 export const TIMEZONE_PATTERN = '^[A-Za-z][A-Za-z0-9_+-]*(/[A-Za-z][A-Za-z0-9_+-]*){0,2}$';
 
 const ONE_VALUE_OPS = FILTER_OPS.filter((op) => FILTER_OPERATORS[op].oneValue);
 const SUBSTRING_OPS = FILTER_OPS.filter((op) => FILTER_OPERATORS[op].substring);
 const WITHOUT_NONE = DIMENSION_NAMES.filter((name) => noneLabel(name) === undefined);
+const LABEL_DIMENSIONS = DIMENSION_NAMES.filter((name) => !TIME_DIMENSIONS.includes(name));
 /** Elements of one `any` group at most: groups nest, and the conditions multiply with them. */
 export const MAX_ANY_ELEMENTS = 5;
 
@@ -56,30 +60,29 @@ const conditionProperties = {
 
 // Each an implication, "A, then B", written as "not A, or B". A group has no `op` or
 // `dimension`, so each holds of it too.
-const conditionRules: JsonSchema = enforcedInCode({
-  allOf: [
-    {
-      anyOf: [
-        { not: { properties: { op: { enum: ONE_VALUE_OPS } } } },
-        { properties: { values: { maxItems: 1 } } },
-      ],
-    },
-    // null matches rows without the label: only dimensions that can lack one take it.
-    {
-      anyOf: [
-        { not: { properties: { dimension: { enum: WITHOUT_NONE } } } },
-        { properties: { values: { items: { type: 'string' } } } },
-      ],
-    },
-    // A substring is text: a null label holds none, and the empty text is in every label.
-    {
-      anyOf: [
-        { not: { properties: { op: { enum: SUBSTRING_OPS } } } },
-        { properties: { values: { items: { type: 'string', minLength: 1 } } } },
-      ],
-    },
-  ],
-});
+const CONDITION_RULES: JsonSchema[] = [
+  {
+    anyOf: [
+      { not: { properties: { op: { enum: ONE_VALUE_OPS } } } },
+      { properties: { values: { maxItems: 1 } } },
+    ],
+  },
+  // null matches rows without the label: only dimensions that can lack one take it.
+  {
+    anyOf: [
+      { not: { properties: { dimension: { enum: WITHOUT_NONE } } } },
+      { properties: { values: { items: { type: 'string' } } } },
+    ],
+  },
+  // A substring is text: a null label holds none, and the empty text is in every label.
+  {
+    anyOf: [
+      { not: { properties: { op: { enum: SUBSTRING_OPS } } } },
+      { properties: { values: { items: { type: 'string', minLength: 1 } } } },
+    ],
+  },
+];
+const conditionRules: JsonSchema = enforcedInCode({ allOf: CONDITION_RULES });
 
 /** A condition alone: what a group at the deepest level holds. */
 const condition: JsonSchema = {
@@ -124,7 +127,24 @@ const filterElement = (depth: number): JsonSchema => ({
     properties: { dimension: true, op: true, values: true },
     required: ['dimension', 'op', 'values'],
   },
-  ...conditionRules,
+  // The two shapes again as branches (in `allOf`, so that code generators, which leave `if`
+  // alone, type the element as one of them): the `if` above still decides, so this adds nothing
+  // a value must meet.
+  ...enforcedInCode({
+    allOf: [
+      ...CONDITION_RULES,
+      {
+        anyOf: [
+          {
+            type: 'object',
+            properties: { dimension: true, op: true, values: true },
+            required: ['dimension', 'op', 'values'],
+          },
+          { type: 'object', properties: { any: true }, required: ['any'] },
+        ],
+      },
+    ],
+  }),
 });
 const filter: JsonSchema = filterElement(1);
 
@@ -142,7 +162,9 @@ const orderBy: JsonSchema = {
  * `order_by` names each field at most once, and only a requested metric or dimension. Stated
  * over the finite catalog as one `not` of every way to break it (for each name: ordered by but
  * not requested, or ordered by twice), rather than an implication per name: code generators
- * type each `anyOf` in an `allOf` as a union, and a product of 22 unions is beyond them.
+ * type each `anyOf` in an `allOf` as a union, and a product of 33 unions is beyond them. Test
+ * generators that spell out every case of the rule (2^33) cannot take it either: see
+ * .ci/schemathesis/cairn_hooks.py.
  */
 const orderByBroken = (list: 'metrics' | 'dimensions', name: string): JsonSchema[] => {
   const byName = { required: ['field'], properties: { field: { const: name } } };
@@ -164,8 +186,60 @@ const ORDER_BY_RULE: JsonSchema = {
   },
 };
 
-/** The query body, with `limit` bounded by the instance's `CAIRN_QUERY_MAX_ROWS`. */
-export const queryBodySchema = (maxRows: number = LIMIT_CEILING): JsonSchema => ({
+/**
+ * `period` or `date_range`, never both; and no `compare` with `all_time`, which has no previous
+ * period. Each "not both" is an `anyOf` of two branches, each barring one member (`false`), so
+ * test generators can draw from either and generated client types refuse the pair.
+ */
+const EXCLUSIONS: JsonSchema[] = [
+  {
+    anyOf: [
+      { type: 'object', properties: { date_range: false } },
+      { type: 'object', properties: { period: false } },
+    ],
+  },
+  {
+    anyOf: [
+      {
+        type: 'object',
+        properties: {
+          period: { type: 'string', enum: PERIODS.filter((name) => name !== 'all_time') },
+        },
+      },
+      { type: 'object', properties: { compare: false } },
+    ],
+  },
+  // `fill` only with a time dimension, whose buckets it fills.
+  {
+    anyOf: [
+      { type: 'object', properties: { fill: false } },
+      {
+        type: 'object',
+        required: ['dimensions'],
+        properties: {
+          dimensions: {
+            type: 'array',
+            items: { type: 'string' },
+            contains: { type: 'string', enum: TIME_DIMENSIONS },
+          },
+        },
+      },
+    ],
+  },
+];
+
+/** The zones a query may name, as a pattern: those `zones` (the engine's) and Intl both know. */
+export const queryZonePattern = (zones?: ReadonlySet<string>): string =>
+  zonePattern(acceptedZoneNames(zones, (name) => engineZone(name, zones) !== null));
+
+/**
+ * The query body, with `limit` bounded by the instance's `CAIRN_QUERY_MAX_ROWS` and `timezone`
+ * by the zones its engine loads.
+ */
+export const queryBodySchema = (
+  maxRows: number = LIMIT_CEILING,
+  zones?: ReadonlySet<string>,
+): JsonSchema => ({
   type: 'object',
   properties: {
     metrics: {
@@ -181,8 +255,15 @@ export const queryBodySchema = (maxRows: number = LIMIT_CEILING): JsonSchema => 
       items: { type: 'string', enum: DIMENSION_NAMES },
       maxItems: MAX_DIMENSIONS,
       uniqueItems: true,
-      // One bucket size per query.
-      ...enforcedInCode({ not: { contains: { enum: TIME_DIMENSIONS }, minContains: 2 } }),
+      // One bucket size per query: the items are the label dimensions and at most one time
+      // dimension, a branch per time dimension (test generators can negate this, not maxContains).
+      ...enforcedInCode({
+        // Typed branches: a code generator reads a branch without `type` as `unknown`.
+        anyOf: [undefined, ...TIME_DIMENSIONS].map((time) => ({
+          type: 'array',
+          items: { type: 'string', enum: [...LABEL_DIMENSIONS, ...(time ? [time] : [])] },
+        })),
+      }),
     },
     period: { type: 'string', enum: PERIODS },
     date_range: {
@@ -194,8 +275,11 @@ export const queryBodySchema = (maxRows: number = LIMIT_CEILING): JsonSchema => 
       maxItems: 2,
       ...enforcedInCode({
         anyOf: [
-          { items: { format: 'date', pattern: RANGE_DATE_PATTERN } },
-          { items: { format: 'date-time', pattern: RANGE_DATE_TIME_PATTERN } },
+          { type: 'array', items: { type: 'string', format: 'date', pattern: RANGE_DATE_PATTERN } },
+          {
+            type: 'array',
+            items: { type: 'string', format: 'date-time', pattern: RANGE_DATE_TIME_PATTERN },
+          },
         ],
       }),
     },
@@ -206,10 +290,16 @@ export const queryBodySchema = (maxRows: number = LIMIT_CEILING): JsonSchema => 
       maxLength: 64,
       description:
         'An IANA time zone name (`Europe/Paris`; aliases and any letter case are read), one the service’s ICU and ClickHouse both know; default `UTC`.',
-      ...enforcedInCode({ pattern: TIMEZONE_PATTERN }),
+      ...enforcedInCode({ pattern: queryZonePattern(zones) }),
     },
     filters: { type: 'array', items: filter, maxItems: MAX_FILTERS },
-    order_by: { type: 'array', items: orderBy, maxItems: MAX_METRICS + MAX_DIMENSIONS },
+    order_by: {
+      type: 'array',
+      description:
+        'Fields to sort by, each at most once, and each a metric or dimension this query requests (another is a 422 at its `field`).',
+      items: orderBy,
+      maxItems: MAX_METRICS + MAX_DIMENSIONS,
+    },
     limit: { type: 'integer', minimum: 1, maximum: maxRows },
     offset: { type: 'integer', minimum: 0, maximum: OFFSET_CEILING, default: 0 },
     compare: {
@@ -224,16 +314,24 @@ export const queryBodySchema = (maxRows: number = LIMIT_CEILING): JsonSchema => 
       uniqueItems: true,
       maxItems: INCLUSIONS.length,
     },
+    week_start: {
+      type: 'string',
+      enum: WEEK_STARTS,
+      default: 'monday',
+      description:
+        'The day `week` buckets and the periods `this_week` and `last_week` start on, in `timezone`.',
+    },
+    fill: {
+      type: 'string',
+      enum: FILLS,
+      description:
+        'With a time dimension and label dimensions: every label combination that has a row in the period gets a row for every bucket of the period (counts 0; rates, averages and percentiles null; state metrics null in buckets not begun). `total_rows`, paging and the row cap count the filled rows. Only with a time dimension (else a 422 at `fill`).',
+    },
   },
   required: ['metrics'],
   additionalProperties: false,
   ...enforcedInCode({
-    allOf: [
-      { not: { required: ['period', 'date_range'] } },
-      // all_time has no previous period to compare with.
-      { not: { required: ['period', 'compare'], properties: { period: { const: 'all_time' } } } },
-      ORDER_BY_RULE,
-    ],
+    allOf: [...EXCLUSIONS, ORDER_BY_RULE],
   }),
 });
 

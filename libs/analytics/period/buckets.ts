@@ -7,8 +7,9 @@ import {
   localDay,
   type ResolvedPeriod,
   startOfDay,
+  type WeekStart,
   wallClock,
-  weekday,
+  weekFirstDay,
 } from './period.ts';
 
 /** No request may ask for more time buckets than this (8,760 hours are a year). */
@@ -50,16 +51,19 @@ export function timeBuckets(
   since: Date | null,
 ): TimeBucket[] {
   const tz = period.timezone;
+  const week = period.weekStart;
   const buckets: TimeBucket[] = [];
   let start = period.from;
-  if (period.name === 'all_time') start = since ? bucketStart(dimension, since, tz) : period.to;
+  if (period.name === 'all_time') {
+    start = since ? bucketStart(dimension, since, tz, week) : period.to;
+  }
   while (start.getTime() < period.to.getTime()) {
     if (buckets.length === MAX_BUCKETS) {
       throw new TooManyBucketsError(dimension);
     }
-    const next = nextStart(dimension, start, tz);
+    const next = nextStart(dimension, start, tz, week);
     const end = next.getTime() < period.to.getTime() ? next : period.to;
-    buckets.push({ label: bucketLabel(dimension, start, tz), start, end });
+    buckets.push({ label: bucketLabel(dimension, start, tz, week), start, end });
     start = end;
   }
   return buckets;
@@ -97,17 +101,22 @@ const MS_PER_HOUR = 3_600_000;
 const intoHour = (wall: number) => ((wall % MS_PER_HOUR) + MS_PER_HOUR) % MS_PER_HOUR;
 
 /** The first instant of the bucket containing `instant`. */
-function bucketStart(dimension: DimensionName, instant: Date, tz: string): Date {
+function bucketStart(
+  dimension: DimensionName,
+  instant: Date,
+  tz: string,
+  week: WeekStart = 'monday',
+): Date {
   if (dimension === 'hour') {
     return new Date(instant.getTime() - intoHour(wallClock(instant.getTime(), tz)));
   }
-  return startOfDay(firstDay(dimension, localDay(instant, tz)), tz);
+  return startOfDay(firstDay(dimension, localDay(instant, tz), week), tz);
 }
 
 /** The first instant of the bucket after the one starting at `start`. */
-function nextStart(dimension: DimensionName, start: Date, tz: string): Date {
+function nextStart(dimension: DimensionName, start: Date, tz: string, week: WeekStart): Date {
   if (dimension !== 'hour') {
-    return startOfDay(nextBucket(dimension, firstDay(dimension, localDay(start, tz))), tz);
+    return startOfDay(nextBucket(dimension, firstDay(dimension, localDay(start, tz), week)), tz);
   }
   // An hour later is normally the next hour; where the clocks moved by part of an hour, the
   // next wall-clock hour begins sooner or later than that.
@@ -117,10 +126,10 @@ function nextStart(dimension: DimensionName, start: Date, tz: string): Date {
   return atWallClock(wall - intoHour(wall) + MS_PER_HOUR, tz);
 }
 
-function bucketLabel(dimension: DimensionName, start: Date, tz: string): string {
+function bucketLabel(dimension: DimensionName, start: Date, tz: string, week: WeekStart): string {
   const wall = wallClock(start.getTime(), tz);
   if (dimension !== 'hour') {
-    const day = firstDay(dimension, localDay(start, tz));
+    const day = firstDay(dimension, localDay(start, tz), week);
     return new Date(day * 86_400_000).toISOString().slice(0, 10);
   }
   const hour = wall - intoHour(wall);
@@ -131,11 +140,11 @@ function bucketLabel(dimension: DimensionName, start: Date, tz: string): string 
 }
 
 /** The first day of the bucket containing `day`. */
-function firstDay(dimension: DimensionName, day: Day): Day {
+function firstDay(dimension: DimensionName, day: Day, week: WeekStart): Day {
   const { year, month } = civil(day);
   switch (dimension) {
     case 'week':
-      return day - ((weekday(day) + 6) % 7);
+      return weekFirstDay(day, week);
     case 'month':
       return dayOf(year, month, 1);
     case 'quarter':
@@ -145,12 +154,12 @@ function firstDay(dimension: DimensionName, day: Day): Day {
   }
 }
 
-/** The first day of the bucket after the one containing `day`. */
+/** The first day of the bucket after the one starting on `day`. */
 function nextBucket(dimension: DimensionName, day: Day): Day {
   const { year, month } = civil(day);
   switch (dimension) {
     case 'week':
-      return day - ((weekday(day) + 6) % 7) + 7;
+      return day + 7;
     case 'month':
       return dayOf(year, month + 1, 1);
     case 'quarter':

@@ -6,6 +6,7 @@ import {
   type ResolvedPeriod,
   resolvePeriod,
   startOfDay,
+  type WeekStart,
 } from './period.ts';
 
 /**
@@ -92,15 +93,20 @@ function calendarDay(text: string): Day | null {
   return new Date(day * 86_400_000).toISOString().slice(0, 10) === text.slice(0, 10) ? day : null;
 }
 
-export function resolveDateRange(range: DateRange, timezone: string): ResolvedPeriod {
+export function resolveDateRange(
+  range: DateRange,
+  timezone: string,
+  weekStart: WeekStart = 'monday',
+): ResolvedPeriod {
   if (range.kind === 'instants') {
-    return { name: 'custom', from: range.from, to: range.to, timezone, step: null };
+    return { name: 'custom', from: range.from, to: range.to, timezone, weekStart, step: null };
   }
   return {
     name: 'custom',
     from: startOfDay(range.from, timezone),
     to: startOfDay(range.to + 1, timezone),
     timezone,
+    weekStart,
     step: { days: range.to + 1 - range.from },
   };
 }
@@ -110,8 +116,9 @@ export function resolveQueryPeriod(
   period: PeriodName | DateRange,
   now: Date,
   timezone: string,
+  weekStart: WeekStart = 'monday',
 ): ResolvedPeriod {
   return typeof period === 'string'
-    ? resolvePeriod(period, now, timezone)
-    : resolveDateRange(period, timezone);
+    ? resolvePeriod(period, now, timezone, weekStart)
+    : resolveDateRange(period, timezone, weekStart);
 }

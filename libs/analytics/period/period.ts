@@ -1,7 +1,10 @@
+import { DEFAULT_WEEK_START, type WeekStart } from '../catalog/catalog.ts';
+
 /**
  * Named periods → half-open [from, to) instants. Every period is a run of whole calendar days
  * in the request's time zone, so a day boundary is local midnight even across DST changes.
- * "last_N_days" are the N days ending with today (today included); weeks start on Monday.
+ * "last_N_days" are the N days ending with today (today included); weeks start on Monday, or
+ * on Sunday where the query says so (`week_start`).
  */
 export const PERIODS = [
   'today',
@@ -15,11 +18,16 @@ export const PERIODS = [
   'last_month',
   'this_quarter',
   'this_year',
+  'last_quarter',
+  'last_year',
+  'last_12_months',
   'all_time',
 ] as const;
 
 export type PeriodName = (typeof PERIODS)[number];
 export const DEFAULT_PERIOD: PeriodName = 'last_30_days';
+
+export { DEFAULT_WEEK_START, WEEK_STARTS, type WeekStart } from '../catalog/catalog.ts';
 
 /** What each name covers, in whole days of the query time zone; served by the catalog route. */
 export const PERIOD_DESCRIPTIONS: Record<PeriodName, string> = {
@@ -28,12 +36,17 @@ export const PERIOD_DESCRIPTIONS: Record<PeriodName, string> = {
   last_7_days: 'The 7 days ending with today (today included).',
   last_30_days: 'The 30 days ending with today (today included). The default.',
   last_90_days: 'The 90 days ending with today (today included).',
-  this_week: 'The ISO week (Monday to Sunday) containing today.',
-  last_week: 'The ISO week before this one.',
+  this_week:
+    'The week containing today: Monday to Sunday, or Sunday to Saturday with `week_start: sunday`.',
+  last_week: 'The week before this one (starting on the same day as this_week).',
   this_month: 'The calendar month containing today.',
   last_month: 'The calendar month before this one.',
   this_quarter: 'The calendar quarter containing today.',
   this_year: 'The calendar year containing today.',
+  last_quarter: 'The calendar quarter before this one.',
+  last_year: 'The calendar year before this one.',
+  last_12_months:
+    'The 12 whole calendar months before the current one (the current month left out).',
   all_time: 'Everything up to the end of today.',
 };
 
@@ -43,6 +56,8 @@ export interface ResolvedPeriod {
   from: Date;
   to: Date;
   timezone: string;
+  /** The day its `week` buckets start on. */
+  weekStart: WeekStart;
   /**
    * How the period steps back for `compare: previous_period`: whole calendar months (this
    * month, quarter, year), whole local days (named day runs, date ranges) or, for date-time
@@ -55,14 +70,20 @@ export interface ResolvedPeriod {
 export type Day = number;
 const MS_PER_DAY = 86_400_000;
 
-export function resolvePeriod(name: PeriodName, now: Date, timezone: string): ResolvedPeriod {
+export function resolvePeriod(
+  name: PeriodName,
+  now: Date,
+  timezone: string,
+  weekStart: WeekStart = DEFAULT_WEEK_START,
+): ResolvedPeriod {
   const today = localDay(now, timezone);
-  const [fromDay, toDay] = dayRange(name, today);
+  const [fromDay, toDay] = dayRange(name, today, weekStart);
   return {
     name,
     from: fromDay === null ? new Date(0) : startOfDay(fromDay, timezone),
     to: startOfDay(toDay, timezone),
     timezone,
+    weekStart,
     step: fromDay === null ? null : (MONTH_STEPS[name] ?? { days: toDay - fromDay }),
   };
 }
@@ -73,11 +94,18 @@ const MONTH_STEPS: Partial<Record<PeriodName, { months: number }>> = {
   last_month: { months: 1 },
   this_quarter: { months: 3 },
   this_year: { months: 12 },
+  last_quarter: { months: 3 },
+  last_year: { months: 12 },
+  last_12_months: { months: 12 },
 };
 
-function dayRange(name: PeriodName, today: Day): [Day | null, Day] {
+/** The first day of the week containing `day`, weeks starting on `weekStart`. */
+export const weekFirstDay = (day: Day, weekStart: WeekStart): Day =>
+  day - ((weekday(day) + (weekStart === 'monday' ? 6 : 7)) % 7);
+
+function dayRange(name: PeriodName, today: Day, weekStart: WeekStart): [Day | null, Day] {
   const { year, month } = civil(today);
-  const monday = today - ((weekday(today) + 6) % 7);
+  const weekStartDay = weekFirstDay(today, weekStart);
   const quarterMonth = month - ((month - 1) % 3);
   switch (name) {
     case 'today':
@@ -91,9 +119,9 @@ function dayRange(name: PeriodName, today: Day): [Day | null, Day] {
     case 'last_90_days':
       return [today - 89, today + 1];
     case 'this_week':
-      return [monday, monday + 7];
+      return [weekStartDay, weekStartDay + 7];
     case 'last_week':
-      return [monday - 7, monday];
+      return [weekStartDay - 7, weekStartDay];
     case 'this_month':
       return [dayOf(year, month, 1), dayOf(year, month + 1, 1)];
     case 'last_month':
@@ -102,6 +130,12 @@ function dayRange(name: PeriodName, today: Day): [Day | null, Day] {
       return [dayOf(year, quarterMonth, 1), dayOf(year, quarterMonth + 3, 1)];
     case 'this_year':
       return [dayOf(year, 1, 1), dayOf(year + 1, 1, 1)];
+    case 'last_quarter':
+      return [dayOf(year, quarterMonth - 3, 1), dayOf(year, quarterMonth, 1)];
+    case 'last_year':
+      return [dayOf(year - 1, 1, 1), dayOf(year, 1, 1)];
+    case 'last_12_months':
+      return [dayOf(year, month - 12, 1), dayOf(year, month, 1)];
     case 'all_time':
       return [null, today + 1];
   }

@@ -10,7 +10,7 @@ import type { AnalyticsQuery } from '../parse/query-parser.ts';
 import { stateBuckets, type TimeBucket, timeBuckets } from '../period/buckets.ts';
 import { type ComparisonPeriod, comparisonPeriod } from '../period/comparison-period.ts';
 import type { ResolvedPeriod } from '../period/period.ts';
-import type { RollupName, SourceName } from '../sources/rollups.ts';
+import { type RollupName, type SourceName, stateBaseOf } from '../sources/rollups.ts';
 import { exactSources } from '../sources/source-decider.ts';
 
 /**
@@ -87,7 +87,9 @@ export function planQuery(
     variant: AnalyticsQuery,
     rest: Omit<CompileOptions, 'source' | 'businesses'>,
   ): Statement => {
-    const compileOptions = { ...rest, businesses, source: sourceOf(variant, rest.period) };
+    const source = sourceOf(variant, rest.period);
+    const stateBase = stateBaseOf(source, options.ready);
+    const compileOptions = { ...rest, businesses, source, stateBase };
     const compiled = compileQuery(variant, compileOptions);
     const scans = scansOf(variant, compileOptions);
     return { ...compiled, ownReads: compileOwnReads(compiled, scans, businesses) };
@@ -102,6 +104,15 @@ export function planQuery(
     now: Date,
     page: { rowLimit: number; offset: number },
   ) => compile(variant, { period: of, ...page, buckets: stateBuckets(of, ofBuckets, now) });
+  // Label combinations × every bucket; a series is zero-filled whatever `fill` says (query-rows.ts).
+  const fill =
+    query.fill === 'zero' && buckets && !series
+      ? {
+          labels: buckets.map((bucket) => bucket.label),
+          started: buckets.filter((bucket) => bucket.start.getTime() < options.now.getTime())
+            .length,
+        }
+      : undefined;
 
   const sources = exactSources(query, period, options.ready, options.now);
   if (options.force !== undefined && !sources.includes(options.force)) {
@@ -117,13 +128,12 @@ export function planQuery(
     series,
     source: options.force ?? (sources[0] as SourceName),
     sources,
-    rows: rowsOf(
-      query,
+    rows: compile(query, {
       period,
-      buckets,
-      options.now,
-      series ? all : { rowLimit: query.limit ?? options.maxRows, offset: query.offset },
-    ),
+      ...(series ? all : { rowLimit: query.limit ?? options.maxRows, offset: query.offset }),
+      buckets: stateBuckets(period, buckets, options.now),
+      ...(fill ? { fill } : {}),
+    }),
     rowsFrom(index) {
       const tail = (buckets ?? []).slice(index);
       const first = tail[0];
@@ -159,7 +169,13 @@ export function planQuery(
           op: 'in' as const,
           values: [...new Set(page.map((row) => row[dimension] as string | null))],
         }));
-      const restricted = { ...query, filters: [...query.filters, ...labels], orderBy: [] };
+      // Unfilled: a label's bucket the other period has no row for compares with empty values.
+      const restricted = {
+        ...query,
+        filters: [...query.filters, ...labels],
+        orderBy: [],
+        fill: null,
+      };
       const most = { rowLimit: options.maxRows, offset: 0 };
       return rowsOf(restricted, counted, otherBuckets, other.until, most);
     },

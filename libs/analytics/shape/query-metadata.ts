@@ -20,6 +20,11 @@ export interface RunFacts {
   capped: boolean;
   /** A statement stopped at the query's time budget (`QueryRun`). */
   partial: boolean;
+  /**
+   * What such a statement left unread: metrics of rows (or their comparison) that may be null
+   * or cover only the facts read, and whether the totals may.
+   */
+  unread?: { metrics: readonly string[]; totals: boolean };
   timeoutMs: number;
   freshness: Freshness;
   staleAfterMs: number;
@@ -44,8 +49,10 @@ export function queryWarnings(run: RunFacts): QueryWarning[] {
   if (run.partial) {
     warnings.push({
       code: 'partial_result',
-      message: `The query reached its ${run.timeoutMs} ms time budget; the numbers may cover only the data read so far.`,
+      message: `The query reached its ${run.timeoutMs} ms time budget; the numbers may cover only the data read so far, and what it did not reach is null.`,
       timeout_ms: run.timeoutMs,
+      metrics: [...(run.unread?.metrics ?? [])],
+      totals: run.unread?.totals ?? false,
     });
   }
   if (run.freshness.lagMs > run.staleAfterMs) {
@@ -98,6 +105,8 @@ export function resolvedQuery(query: AnalyticsQuery, period: ResolvedPeriod) {
     offset: query.offset,
     compare: query.compare,
     include: query.totals ? ['totals'] : [],
+    week_start: query.weekStart,
+    fill: query.fill,
   };
 }
 

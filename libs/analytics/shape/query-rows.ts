@@ -27,23 +27,30 @@ export function nullLabels(rows: Row[], dimensions: DimensionName[]): Row[] {
 export const emptyMetrics = (metrics: MetricName[]): Row =>
   Object.fromEntries(metrics.map((name) => [name, emptyValue(name)]));
 
+/** What a row the time budget did not reach reads: null, never a count of 0. */
+export const unreadMetrics = (metrics: MetricName[]): Row =>
+  Object.fromEntries(metrics.map((name) => [name, null]));
+
 /**
  * A series (only a time dimension) answers every bucket of the period: buckets without facts
  * read their metrics' empty values, and state metrics are null in buckets not begun yet, which
- * have no state to read.
+ * have no state to read. `unread`: the statement stopped at its time budget, so a bucket it did
+ * not answer is not known to be empty, and reads null.
  */
 export function zeroFill(
   rows: Row[],
   query: AnalyticsQuery,
   buckets: TimeBucket[],
   now: Date,
+  unread = false,
 ): Row[] {
   const [time] = query.dimensions as [DimensionName];
   const byLabel = new Map(rows.map((row) => [row[time], row]));
+  const missing = unread ? unreadMetrics(query.metrics) : emptyMetrics(query.metrics);
   return buckets.map((bucket) => {
     const found = byLabel.get(bucket.label);
     if (found) return found;
-    const row: Row = { [time]: bucket.label, ...emptyMetrics(query.metrics) };
+    const row: Row = { [time]: bucket.label, ...missing };
     if (bucket.start.getTime() >= now.getTime()) {
       for (const name of query.metrics) if (METRICS[name].source === 'state') row[name] = null;
     }
@@ -78,13 +85,15 @@ export function sortRows(rows: Row[], query: AnalyticsQuery): Row[] {
 /**
  * Each row gains `comparison` (the same labels in the other period; for a time dimension, the
  * bucket at the same position) and `change`, the relative change, null where the other value
- * is 0 or either is null. Labels the other period lacks compare with empty values.
+ * is 0 or either is null. Labels the other period lacks compare with empty values, or with
+ * null when its statement stopped at the time budget (`othersUnread`).
  */
 export function attachComparison(
   rows: Row[],
   others: Row[],
   query: AnalyticsQuery,
   buckets: { current: TimeBucket[] | null; other: TimeBucket[] | null },
+  othersUnread = false,
 ): Row[] {
   const index = (list: TimeBucket[] | null) =>
     new Map((list ?? []).map((bucket, i) => [bucket.label, i]));
@@ -96,7 +105,7 @@ export function attachComparison(
       ),
     );
   const byKey = new Map(others.map((row) => [keyOf(row, positions.other), row]));
-  const empty = emptyMetrics(query.metrics);
+  const empty = othersUnread ? unreadMetrics(query.metrics) : emptyMetrics(query.metrics);
   return rows.map((row) => {
     const other = byKey.get(keyOf(row, positions.current)) ?? empty;
     const comparison = Object.fromEntries(query.metrics.map((name) => [name, other[name] ?? null]));

@@ -1,7 +1,7 @@
 import type { DimensionName } from '../catalog/catalog.ts';
 
 /**
- * The pre-aggregated tables kept beside facts (`sql/clickhouse/0004`–`0022`), coarsest first:
+ * The pre-aggregated tables kept beside facts (`sql/clickhouse/0004`–`0045`), coarsest first:
  * the planner takes the first one that answers a query exactly. Each row is one UTC slot ×
  * business × its labels, holding flow counts, signed changes of the open count (with the due
  * dates of the tasks opened and closed) and an exact quantile state of cycle times.
@@ -24,6 +24,12 @@ export interface RollupDef {
   completions?: boolean;
   /** Whether it keeps `blocked_change`, the signed changes of blocked_tasks the write side records. */
   blocked?: boolean;
+  /**
+   * A daily rollup keeping every column and label this one's state reads: the whole UTC days
+   * before a state query's first instant are read there (a row a day, not 96), this one only
+   * from the last UTC midnight before that instant.
+   */
+  stateBase?: string;
 }
 
 const MINUTE = 60_000;
@@ -38,7 +44,14 @@ export const ROLLUPS = [
     completions: true,
     blocked: true,
   },
-  { table: 'rollup_business_15m', slotMs: 15 * MINUTE, labels: ['business', 'status'] },
+  {
+    table: 'rollup_business_blocked_15m',
+    slotMs: 15 * MINUTE,
+    labels: ['business', 'status'],
+    completions: true,
+    blocked: true,
+    stateBase: 'rollup_projects_blocked_day',
+  },
   {
     table: 'rollup_labels_all',
     slotMs: 'all',
@@ -68,3 +81,13 @@ export const BLOCKED_ROLLUP_NAMES: RollupName[] = ROLLUPS.filter(
 
 export const rollupDef = (name: RollupName): RollupDef =>
   ROLLUPS.find((rollup) => rollup.table === name) as RollupDef;
+
+/**
+ * The daily rollup `source`'s state may start from (RollupDef.stateBase), when it holds every
+ * fact; null otherwise, and for every other source.
+ */
+export function stateBaseOf(source: SourceName, ready: ReadonlySet<RollupName>): RollupName | null {
+  if (source === 'facts') return null;
+  const base = rollupDef(source).stateBase as RollupName | undefined;
+  return base !== undefined && ready.has(base) ? base : null;
+}

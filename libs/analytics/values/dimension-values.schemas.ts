@@ -2,8 +2,8 @@ import { businessName } from '../../auth/business-name.ts';
 import { enforcedInCode } from '../../http/json-schema.ts';
 import type { JsonSchema } from '../../http/validation.ts';
 import { DIMENSIONS, type DimensionName } from '../catalog/catalog.ts';
-import { TIMEZONE_PATTERN } from '../parse/query.schemas.ts';
-import { PERIODS, type PeriodName } from '../period/period.ts';
+import { canonicalTimezone, PERIODS, type PeriodName } from '../period/period.ts';
+import { acceptedZoneNames, zonePattern } from '../period/time-zones.ts';
 
 /**
  * Dimensions whose values a type-ahead lists: the labels a task carries. Time dimensions have
@@ -44,7 +44,20 @@ export const valuesParams: JsonSchema = {
   additionalProperties: false,
 };
 
-export const valuesQuery: JsonSchema = {
+/**
+ * The zone `period` is read in, as the route reads it (see dimension-values.routes.ts): the
+ * name Intl resolves it to must be one `zones` (the engine's) holds; unset, any Intl knows.
+ */
+export function valuesZone(
+  timezone: string,
+  zones: ReadonlySet<string> | undefined,
+): string | null {
+  const zone = canonicalTimezone(timezone);
+  return zone !== null && (zones === undefined || zones.has(zone)) ? zone : null;
+}
+
+/** The query parameters, with `timezone` bounded by the zones the engine loads. */
+export const valuesQuerySchema = (zones?: ReadonlySet<string>): JsonSchema => ({
   type: 'object',
   properties: {
     prefix: {
@@ -64,7 +77,9 @@ export const valuesQuery: JsonSchema = {
       minLength: 1,
       maxLength: 64,
       description: 'The IANA time zone `period` is read in; default `UTC`.',
-      ...enforcedInCode({ pattern: TIMEZONE_PATTERN }),
+      ...enforcedInCode({
+        pattern: zonePattern(acceptedZoneNames(zones, (name) => valuesZone(name, zones) !== null)),
+      }),
     },
     limit: {
       type: 'integer',
@@ -75,7 +90,7 @@ export const valuesQuery: JsonSchema = {
     },
   },
   additionalProperties: false,
-};
+});
 
 const resolvedPeriod: JsonSchema = {
   type: ['object', 'null'],

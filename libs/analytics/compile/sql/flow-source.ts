@@ -26,9 +26,10 @@ const instantOf = (ctx: SourceContext) => (onRollup(ctx) ? 'slot' : 'occurred_at
  *     GROUP BY day
  *
  * On a rollup the instant is `slot`, the metrics are the catalog's rollup SQL, and the WHERE
- * ends with `AND facts > 0`; with completion_rate it reads
+ * ends with `AND (facts > 0)`; with completion_rate it reads
  * `FROM (SELECT *, arraySum(…) AS completed_in_bucket FROM rollup_…)` and ends with
- * `AND (facts > 0 OR notEmpty(completed_by.1))`.
+ * `AND (facts > 0 OR notEmpty(completed_by.1))`; with work or blocked times the condition also
+ * takes `OR started > 0 OR timed > 0`.
  */
 export function flowSource(ctx: SourceContext): Select {
   const instant = instantOf(ctx);
@@ -43,7 +44,17 @@ export function flowSource(ctx: SourceContext): Select {
     : table;
   // Until parts merge, a first completion's credit is a row of its own without facts; its
   // creation's row holds the same slot and labels, so it adds no group of its own.
-  const own = completions ? raw('(facts > 0 OR notEmpty(completed_by.1))') : raw('facts > 0');
+  // Work and blocked times are rows of their own until parts merge, under the slot and labels
+  // of their completion's row: they too add no group.
+  const own = raw(
+    `(${[
+      'facts > 0',
+      completions ? 'notEmpty(completed_by.1)' : null,
+      onRollup(ctx) && needs(ctx, 'completion_times') ? 'started > 0 OR timed > 0' : null,
+    ]
+      .filter(Boolean)
+      .join(' OR ')})`,
+  );
   return {
     columns: [...dimensionColumns(ctx, instant), ...metricColumns(ctx, 'flow')],
     from,
@@ -51,7 +62,7 @@ export function flowSource(ctx: SourceContext): Select {
       scope(ctx),
       sql`${column} >= ${FROM}`,
       sql`${column} < ${TO}`,
-      ...filterConditions(ctx.filters, instant),
+      ...filterConditions(ctx.filters, instant, ctx.weekStart),
       onRollup(ctx) ? own : null,
     ],
     groupBy: groupTerms(ctx),
@@ -70,7 +81,9 @@ export function flowSource(ctx: SourceContext): Select {
  */
 function completedInBucket(ctx: SourceContext): SqlValue {
   const time = timeDimension(ctx);
-  const sameBucket = time ? sql`${dimensionAt(time, 'done')} = ${dimensionAt(time, 'slot')}` : null;
+  const sameBucket = time
+    ? sql`${dimensionAt(time, 'done', ctx.weekStart)} = ${dimensionAt(time, 'slot', ctx.weekStart)}`
+    : null;
   const counted = and([sql`done < ${TO}`, sameBucket]);
   return sql`arraySum((done, n) -> if(${counted}, n, 0), completed_by.1, completed_by.2)`;
 }
@@ -92,7 +105,7 @@ function completedInBucket(ctx: SourceContext): SqlValue {
 export function completedTasksTable(ctx: SourceContext): SqlValue {
   const time = timeDimension(ctx);
   const sameBucket = time
-    ? sql`${dimensionAt(time, 'task_created_at')} = ${dimensionAt(time, 'occurred_at')}`
+    ? sql`${dimensionAt(time, 'task_created_at', ctx.weekStart)} = ${dimensionAt(time, 'occurred_at', ctx.weekStart)}`
     : null;
   return cte('completed_tasks', {
     columns: [ident('task_gid')],

@@ -16,6 +16,8 @@ export const FROM = param('from', TIME);
 export const TO = param('to', TIME);
 /** The end of what a state statement reads: `{state_to:DateTime64(3, 'UTC')}`. */
 export const STATE_TO = param('state_to', TIME);
+/** The UTC midnight before which state is read from the daily base: `{state_base:DateTime64(3, 'UTC')}`. */
+export const STATE_BASE = param('state_base', TIME);
 /** Each state bucket's start: `{starts:Array(DateTime64(3, 'UTC'))}`. */
 export const STARTS = param('starts', TIMES);
 /** Each state bucket's instant: `{ats:Array(DateTime64(3, 'UTC'))}`. */

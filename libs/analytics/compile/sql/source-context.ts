@@ -1,5 +1,6 @@
 import { DIMENSIONS, type DimensionName, METRICS, type MetricName } from '../../catalog/catalog.ts';
 import { filterConditions, type QueryFilter } from '../../parse/query-filters.ts';
+import type { WeekStart } from '../../period/period.ts';
 import type { SourceName } from '../../sources/rollups.ts';
 import { raw, type SqlValue } from './sql-value.ts';
 
@@ -16,6 +17,10 @@ export interface SourceContext {
   source: SourceName;
   /** How many instants state is read at (one per time bucket; one without a time dimension). */
   instants: number;
+  /** The daily rollup the state's whole days before `state_base` are read from, if any. */
+  stateBase?: SourceName | null;
+  /** The day `week` buckets start on. */
+  weekStart: WeekStart;
 }
 
 export const onRollup = (ctx: SourceContext) => ctx.source !== 'facts';

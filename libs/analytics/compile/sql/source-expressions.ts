@@ -1,6 +1,7 @@
 import { DIMENSIONS, type DimensionName, METRICS, type MetricName } from '../../catalog/catalog.ts';
 import { FILTER_OPERATORS } from '../../catalog/filter-ops.ts';
 import { type FilterCondition, foldFilters, type QueryFilter } from '../../parse/query-filters.ts';
+import type { WeekStart } from '../../period/period.ts';
 import { ATS, filterValues, STARTS } from './query-params.ts';
 import { onRollup, type SourceContext } from './source-context.ts';
 import { alias, ident, or, raw, type SqlValue, sql } from './sql-value.ts';
@@ -11,26 +12,35 @@ import { alias, ident, or, raw, type SqlValue, sql } from './sql-value.ts';
  */
 
 /** A dimension of the row at `instant`: `project`, `toString(toDate(slot, {tz:String})) AS day`. */
-export function dimensionColumn(name: DimensionName, instant: string): SqlValue {
-  const expression = DIMENSIONS[name].sql(instant);
+export function dimensionColumn(
+  name: DimensionName,
+  instant: string,
+  weekStart: WeekStart,
+): SqlValue {
+  const expression = DIMENSIONS[name].sql(instant, weekStart);
   return expression === name ? ident(name) : alias(raw(expression), name);
 }
 
 export const dimensionColumns = (ctx: SourceContext, instant: string): SqlValue[] =>
-  ctx.dimensions.map((name) => dimensionColumn(name, instant));
+  ctx.dimensions.map((name) => dimensionColumn(name, instant, ctx.weekStart));
 
 /** A dimension's value at `instant`, to compare: `toString(toDate(done, {tz:String}))`. */
-export const dimensionAt = (name: DimensionName, instant: string): SqlValue =>
-  raw(DIMENSIONS[name].sql(instant));
+export const dimensionAt = (name: DimensionName, instant: string, weekStart: WeekStart): SqlValue =>
+  raw(DIMENSIONS[name].sql(instant, weekStart));
 
 /**
  * A condition, bound as `f{i}`: `project = {f0:String}`, `status NOT IN {f1:Array(String)}`,
  * `NOT multiSearchAnyCaseInsensitiveUTF8(assignee, {f2:Array(String)})` (part of the label, in
  * any case; the empty label of a row without one holds no value's text).
  */
-export function filterCondition(filter: FilterCondition, i: number, instant: string): SqlValue {
+export function filterCondition(
+  filter: FilterCondition,
+  i: number,
+  instant: string,
+  weekStart: WeekStart,
+): SqlValue {
   const operator = FILTER_OPERATORS[filter.op];
-  const column = dimensionAt(filter.dimension, instant);
+  const column = dimensionAt(filter.dimension, instant, weekStart);
   const values = filterValues(i, filter.op);
   if (!operator.substring) return sql`${column} ${raw(operator.sql)} ${values}`;
   const found = sql`${raw(operator.sql)}(${column}, ${values})`;
@@ -41,10 +51,14 @@ export function filterCondition(filter: FilterCondition, i: number, instant: str
  * Each top-level filter's condition; a group is its elements' conditions joined by OR, in
  * parentheses. Conditions are numbered in pre-order, as the compiler binds their values.
  */
-export const filterConditions = (filters: QueryFilter[], instant: string): SqlValue[] =>
+export const filterConditions = (
+  filters: QueryFilter[],
+  instant: string,
+  weekStart: WeekStart,
+): SqlValue[] =>
   foldFilters(
     filters,
-    (condition, i) => filterCondition(condition, i, instant),
+    (condition, i) => filterCondition(condition, i, instant, weekStart),
     (elements) => sql`(${or(elements)})`,
   );
 
@@ -60,7 +74,10 @@ export function metricColumn(
 ): SqlValue {
   const metric = METRICS[name];
   if (metric.source !== source) return alias(raw(metric.neutral), name);
-  return alias(raw(onRollup(ctx) ? metric.sql.rollup : metric.sql.facts), name);
+  const text = onRollup(ctx) ? metric.sql.rollup : metric.sql.facts;
+  // The source decider sends a metric without a rollup form to facts only.
+  if (text === null) throw new Error(`${name} is not kept by ${ctx.source}`);
+  return alias(raw(text), name);
 }
 
 /** Each requested metric of `source`, and in a union every other one as its neutral. */

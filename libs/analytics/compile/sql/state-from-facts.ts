@@ -44,9 +44,12 @@ const BEFORE_END = sql`occurred_at < ${STATE_TO}`;
 /**
  * The tables state metrics read on facts: `task_at` (each open task's labels at each bucket
  * instant, or open counts per label set), and with blocked_tasks `edge_at` and `blocked_at`.
+ * Ages need each task's own row (its creation instant), so they replay too.
  */
 export function factsStateTables(ctx: SourceContext): SqlValue[] {
-  return needs(ctx, 'blocked_at') ? replayedTables(ctx) : [openTaskCounts(ctx)];
+  return needs(ctx, 'blocked_at') || needs(ctx, 'task_rows')
+    ? replayedTables(ctx)
+    : [openTaskCounts(ctx)];
 }
 
 /**
@@ -61,11 +64,13 @@ export function factsStateTables(ctx: SourceContext): SqlValue[] {
  *       FROM edge_at INNER JOIN task_at AS dependency ON …)
  */
 function replayedTables(ctx: SourceContext): SqlValue[] {
+  // Each task's creation instant, only for the metrics that read it (ages).
+  const aged = needs(ctx, 'task_rows') ? ['task_created_at'] : [];
   // Only facts that can change a task's state: an edge fact carries its task's state as it
   // stands, so leaving those out gives the same spans from about a fifth fewer rows to sort.
   const taskSpans = spanSelect(
     ident('task_gid'),
-    idents(['task_gid', 'kind', 'business', 'project', 'assignee', 'status', 'due_on']),
+    idents(['task_gid', 'kind', 'business', 'project', 'assignee', 'status', 'due_on', ...aged]),
     and([
       scope(ctx),
       raw("kind IN ('task_created', 'task_updated', 'task_completed', 'task_deleted')"),
@@ -81,7 +86,7 @@ function replayedTables(ctx: SourceContext): SqlValue[] {
     cte('task_at', {
       columns: [
         ...bucketColumns('i'),
-        idents(['task_gid', 'business', 'project', 'assignee', 'status', 'due_on']),
+        idents(['task_gid', 'business', 'project', 'assignee', 'status', 'due_on', ...aged]),
         raw('1 AS weight'),
       ],
       from: subquery(taskSpans),

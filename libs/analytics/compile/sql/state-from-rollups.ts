@@ -1,6 +1,7 @@
 import { needs } from '../../catalog/catalog.ts';
-import { ATS, SLOT_ATS, STATE_TO, TZ } from './query-params.ts';
-import { cte, type Select, subquery } from './select-clauses.ts';
+import { rollupDef } from '../../sources/rollups.ts';
+import { ATS, SLOT_ATS, STATE_BASE, STATE_TO, TZ } from './query-params.ts';
+import { cte, type Select, subquery, unionAll } from './select-clauses.ts';
 import { type SourceContext, scope, stateLabels } from './source-context.ts';
 import { bucketColumns } from './source-expressions.ts';
 import { alias, ident, or, raw, type SqlValue, sql } from './sql-value.ts';
@@ -26,11 +27,41 @@ export function rollupStateTable(ctx: SourceContext): SqlValue {
   return ctx.instants === 1 ? rowsAtOneInstant(ctx) : rowsCarriedToInstants(ctx);
 }
 
-/** The rows before the last instant: `FROM rollup_… WHERE … AND slot < {state_to:…}`. */
-const rowsRead = (ctx: SourceContext): Pick<Select, 'from' | 'where'> => ({
-  from: ident(ctx.source),
-  where: [scope(ctx), sql`slot < ${STATE_TO}`],
-});
+/**
+ * The rows before the last instant: `FROM rollup_… WHERE … AND slot < {state_to:…}`. With a
+ * daily base, the whole UTC days before `state_base` come from it, summed over the labels the
+ * source does not keep, and the source's own rows from there on:
+ *
+ *     FROM (SELECT slot, business, status, open_change, due_change, blocked_change
+ *       FROM rollup_…_day WHERE … AND slot < {state_base:…}
+ *       UNION ALL SELECT … FROM rollup_…_15m WHERE … AND slot >= {state_base:…}
+ *       AND slot < {state_to:…})
+ */
+function rowsRead(ctx: SourceContext): Pick<Select, 'from' | 'where'> {
+  if (!ctx.stateBase || ctx.source === 'facts') {
+    return { from: ident(ctx.source), where: [scope(ctx), sql`slot < ${STATE_TO}`] };
+  }
+  const own = rollupDef(ctx.source);
+  const columns = [
+    'slot',
+    ...own.labels,
+    'open_change',
+    'due_change',
+    ...(own.blocked ? ['blocked_change'] : []),
+  ].map(ident);
+  return {
+    from: subquery(
+      unionAll(
+        { columns, from: ident(ctx.stateBase), where: [scope(ctx), sql`slot < ${STATE_BASE}`] },
+        {
+          columns,
+          from: ident(ctx.source),
+          where: [scope(ctx), sql`slot >= ${STATE_BASE}`, sql`slot < ${STATE_TO}`],
+        },
+      ),
+    ),
+  };
+}
 
 /**
  * With one instant, every row read counts toward it once: each row is taken as it stands, with

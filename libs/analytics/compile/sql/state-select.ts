@@ -28,7 +28,7 @@ export function stateSource(ctx: SourceContext): Select {
   return {
     columns: [...dimensionColumns(ctx, 'bucket'), ...metricColumns(ctx, 'state')],
     from: blocked ? raw('task_at LEFT JOIN blocked_at USING (at, task_gid)') : ident('task_at'),
-    where: filterConditions(ctx.filters, 'bucket'),
+    where: filterConditions(ctx.filters, 'bucket', ctx.weekStart),
     groupBy: groupTerms(ctx),
     // Labels whose tasks have all closed sum to nothing: no row, as for labels never open.
     ...(ctx.dimensions.length > 0 ? { having: raw('sum(weight) != 0') } : {}),
