@@ -48,8 +48,28 @@ export function rateLimitMiddleware(
     });
   };
 
+  /**
+   * An embed path's token is its caller, so made-up tokens would each get a fresh budget: a
+   * token the service refuses (401) is charged to the address too, at the anonymous rate, and
+   * an address that has spent that budget is refused before its token is looked up.
+   */
+  const guessing = async (req: Request, res: Response): Promise<RateDecision | undefined> => {
+    if (embedCaller(req.path) === undefined) return undefined;
+    const address = addressOf(req);
+    res.once('finish', () => {
+      if (res.statusCode === 401) limiter.consume(undefined, address).catch(() => {});
+    });
+    const byAddress = await limiter.peek(undefined, address);
+    return byAddress.remaining > 0 ? undefined : report(res, byAddress);
+  };
+
   const limit = async (req: Request, res: Response, next: NextFunction): Promise<void> => {
     try {
+      const spent = await guessing(req, res);
+      if (spent !== undefined) {
+        next(refused(spent, 'Too many refused embed tokens from this address'));
+        return;
+      }
       const decision = await charge(req, res);
       if (decision.allowed) {
         next();
