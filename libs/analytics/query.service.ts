@@ -2,6 +2,7 @@ import type { ClickHouseClient } from '@clickhouse/client';
 import { businessScope } from '../auth/access.ts';
 import { timeDimension } from './catalog/catalog.ts';
 import type { Admission } from './execute/admission.ts';
+import type { ChangeMark, Freshness, NewFacts } from './execute/answer-freshness.ts';
 import {
   AnswerReuse,
   type Kept,
@@ -18,7 +19,6 @@ import { resolveQueryPeriod } from './period/date-range.ts';
 import type { ResolvedPeriod } from './period/period.ts';
 import { planQuery, type QueryPlan } from './plan/query-plan.ts';
 import { computeParts, type Held, type Parts, type PreparedQuery, pageOf } from './query-parts.ts';
-import type { ChangeMark, Freshness, NewFacts } from './shape/answer-freshness.ts';
 import {
   describeColumns,
   type QueryWarning,
@@ -29,19 +29,19 @@ import { attachComparison, incompleteFrom, unreadMetrics } from './shape/query-r
 import type { RollupName, SourceName } from './sources/rollups.ts';
 
 /*
- * The analytics pipeline, one folder per stage, in the order a query goes through them:
+ * The analytics pipeline, one folder per stage. Each stage imports only the stages above it
+ * in this list (`npm run cycles` checks the order); this service and the routes sit on top:
  *
- *   parse/    request → checked AnalyticsQuery (query-parser.ts)
+ *   catalog/  metrics, dimensions, filter operators: the vocabulary every stage reads
  *   period/   named period or date range → half-open UTC bounds; time buckets, comparison period
- *   plan/     every statement one request runs: rows, totals, comparison (query-plan.ts)
+ *   parse/    request → checked AnalyticsQuery (query-parser.ts)
  *   sources/  which table answers each statement exactly: a rollup or facts (source-decider.ts)
  *   compile/  statement → {sql, params}; SQL builders in compile/sql/; own-reads companions
- *   execute/  admission, result cache, the engine (query-execution.ts)
+ *   plan/     every statement one request runs, decided and compiled (query-plan.ts)
+ *   execute/  admission, result cache, answer reuse, the engine (query-execution.ts)
  *   shape/    rows zero-filled, paged, compared (query-rows.ts); metadata and warnings
  *
- * catalog/ (metrics, dimensions, filter operators) is read by every stage. Each stage imports
- * only the catalog and stages it calls or whose types it takes; none imports this service or
- * the route (`query.routes.ts`), which sit on top.
+ * A request goes parse → period → plan (which asks sources and compile) → execute → shape.
  */
 
 export interface AnalyticsDeps {

@@ -1,5 +1,5 @@
 import { sql } from 'kysely';
-import type { Freshness } from '../analytics/shape/answer-freshness.ts';
+import type { Freshness } from '../analytics/execute/answer-freshness.ts';
 import type { Postgres } from '../storage/postgres.ts';
 import {
   freshnessAt,

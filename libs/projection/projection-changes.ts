@@ -1,5 +1,5 @@
 import { sql } from 'kysely';
-import type { ChangeMark, NewFacts } from '../analytics/shape/answer-freshness.ts';
+import type { ChangeMark, NewFacts } from '../analytics/execute/answer-freshness.ts';
 import type { Db } from '../storage/database.ts';
 
 /*

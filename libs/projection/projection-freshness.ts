@@ -1,5 +1,5 @@
 import { sql } from 'kysely';
-import type { Freshness } from '../analytics/shape/answer-freshness.ts';
+import type { Freshness } from '../analytics/execute/answer-freshness.ts';
 import type { Db } from '../storage/database.ts';
 import { LAST_MARK, parseMark } from './projection-changes.ts';
 import { FACTS_CHECKPOINT } from './projector.ts';

@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import { AppError } from '../../http/errors.ts';
-import type { ChangeMark } from '../shape/answer-freshness.ts';
+import type { ChangeMark } from './answer-freshness.ts';
 import type { ResultCache } from './result-cache.ts';
 
 /** What one query's statements answered, kept with the span of clock readings it holds for. */

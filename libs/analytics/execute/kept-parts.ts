@@ -1,5 +1,5 @@
 import type { QueryPlan } from '../plan/query-plan.ts';
-import type { NewFacts } from '../shape/answer-freshness.ts';
+import type { NewFacts } from './answer-freshness.ts';
 import type { Horizon } from './answer-validity.ts';
 
 /*

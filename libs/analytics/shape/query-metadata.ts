@@ -1,9 +1,9 @@
 import { DIMENSIONS, METRICS } from '../catalog/catalog.ts';
+import type { Freshness } from '../execute/answer-freshness.ts';
 import { namedLabels } from '../parse/query-filters.ts';
 import type { AnalyticsQuery } from '../parse/query-parser.ts';
 import type { ResolvedPeriod } from '../period/period.ts';
 import { ianaTimezone } from '../period/time-zones.ts';
-import type { Freshness } from './answer-freshness.ts';
 
 export interface QueryWarning {
   code: 'result_truncated' | 'partial_result' | 'stale_data' | 'unknown_filter_value';

@@ -1,9 +1,9 @@
 import { businessScope } from '../../auth/access.ts';
+import type { Freshness } from '../execute/answer-freshness.ts';
 import { AnswerReuse } from '../execute/answer-reuse.ts';
 import { QueryExecutor, type QueryRun } from '../execute/query-execution.ts';
 import { type PeriodName, type ResolvedPeriod, resolvePeriod } from '../period/period.ts';
 import type { AnalyticsDeps, QueryContext } from '../query.service.ts';
-import type { Freshness } from '../shape/answer-freshness.ts';
 import type { SourceName } from '../sources/rollups.ts';
 import type { ValueDimension } from './dimension-values.schemas.ts';
 import { compileValues, type ValuesRequest } from './values-compiler.ts';
