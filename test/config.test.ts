@@ -229,4 +229,30 @@ describe('loadConfig', () => {
       /CAIRN_REDIS_BREAKER_FAILURES/,
     );
   });
+
+  it('names the refused LOG_LEVEL', () => {
+    expect(() => loadConfig({ LOG_LEVEL: 'loud' })).toThrow(
+      /LOG_LEVEL must be one of fatal, error, warn, info, debug, trace, silent \(got "loud"\)/,
+    );
+  });
+
+  it('reads a general OTLP setting only while its traces-only variable is unset', () => {
+    const endpoint = { OTEL_EXPORTER_OTLP_ENDPOINT: 'http://c:4318' };
+    const both = loadConfig({
+      ...endpoint,
+      OTEL_EXPORTER_OTLP_PROTOCOL: 'grpc',
+      OTEL_EXPORTER_OTLP_TRACES_PROTOCOL: 'http/protobuf',
+      OTEL_EXPORTER_OTLP_HEADERS: '=broken',
+      OTEL_EXPORTER_OTLP_TRACES_HEADERS: 'x-team=ops',
+    });
+    expect(both.tracing).toMatchObject({ protocol: 'http/protobuf', headers: { 'x-team': 'ops' } });
+    expect(loadConfig({ ...endpoint, OTEL_EXPORTER_OTLP_HEADERS: 'a=1' }).tracing?.headers).toEqual(
+      {
+        a: '1',
+      },
+    );
+    expect(() => loadConfig({ ...endpoint, OTEL_EXPORTER_OTLP_TRACES_PROTOCOL: 'grpc' })).toThrow(
+      /OTEL_EXPORTER_OTLP_TRACES_PROTOCOL must be http\/json or http\/protobuf \(got "grpc"\)/,
+    );
+  });
 });
