@@ -7,6 +7,8 @@ const IDLE_GRACE_MS = 1_000;
 
 export interface HttpDrain {
   readonly draining: boolean;
+  /** Follows the requests `server` answers; called once, before it listens. */
+  track(server: Server): void;
   /** Stops accepting connections and resolves once every in-flight request has been answered. */
   drain(): Promise<void>;
 }
@@ -19,30 +21,37 @@ export interface HttpDrain {
  * connection (refused) on their own; only after a grace period are sockets that stayed idle
  * closed, each only if nothing has arrived on it by the time the event loop has read what the
  * kernel holds (connection-share.ts). Sockets with a request in flight are never cut: the
- * deadline in main.ts bounds that.
+ * deadline in main.ts bounds that. Made before the server, so readiness can ask it whether
+ * the server drains.
  */
-export function trackHttp(server: Server): HttpDrain {
+export function httpDrain(): HttpDrain {
   let draining = false;
+  let server: Server | undefined;
   const inFlight = new Set<ServerResponse>();
-  // Prepended so it runs before express answers anything synchronously.
-  server.prependListener('request', (_req, res: ServerResponse) => {
-    if (draining) res.shouldKeepAlive = false;
-    inFlight.add(res);
-    res.once('close', () => inFlight.delete(res));
-  });
   return {
     get draining() {
       return draining;
     },
+    track(tracked) {
+      server = tracked;
+      // Prepended so it runs before express answers anything synchronously.
+      server.prependListener('request', (_req, res: ServerResponse) => {
+        if (draining) res.shouldKeepAlive = false;
+        inFlight.add(res);
+        res.once('close', () => inFlight.delete(res));
+      });
+    },
     async drain() {
       draining = true;
+      const served = server;
+      if (!served) return;
       for (const res of inFlight) if (!res.headersSent) res.shouldKeepAlive = false;
       // net.Server#close stops accepting without http.Server#close's immediate idle sweep.
       const closed = new Promise<void>((resolve) =>
-        net.Server.prototype.close.call(server, () => resolve()),
+        net.Server.prototype.close.call(served, () => resolve()),
       );
-      const states = connectionStates(server);
-      const closeIdle = () => (states ? states.closeIdle() : server.closeIdleConnections());
+      const states = connectionStates(served);
+      const closeIdle = () => (states ? states.closeIdle() : served.closeIdleConnections());
       let sweep: NodeJS.Timeout | undefined;
       const grace = setTimeout(() => {
         closeIdle();
