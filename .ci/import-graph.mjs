@@ -114,7 +114,6 @@ const ROLES = new Set([
   'service',
   'repository',
   'tables',
-  'query',
   'middleware',
   'worker',
   'command',

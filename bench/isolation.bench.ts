@@ -20,7 +20,7 @@ import { loadConfig } from '../libs/config/config.ts';
 import { countUnprojected, loadCheckpoint } from '../libs/projection/outbox-reader.ts';
 import { FACTS_CHECKPOINT } from '../libs/projection/projector.ts';
 import { createScratchDatabase } from '../libs/storage/scratch-database.ts';
-import { blockedChanges, blockedCounts } from '../libs/tasks/blocked-changes.ts';
+import { blockedChanges, blockedCounts } from '../libs/tasks/blocked-changes.repository.ts';
 import { appendFacts } from '../libs/tasks/outbox.repository.ts';
 import type { TaskRow } from '../libs/tasks/task.repository.ts';
 import { taskFact, withBlockedChunks } from '../libs/tasks/task-facts.ts';

@@ -6,7 +6,7 @@ import type { Database } from '../libs/storage/database.ts';
 import { walkPageStatement } from '../libs/tasks/dependency.repository.ts';
 import { MAX_WALK } from '../libs/tasks/dependency.service.ts';
 import { encodeCursor } from '../libs/tasks/keyset-cursor.ts';
-import { taskCollectionStatements } from '../libs/tasks/task-collection.query.ts';
+import { taskCollectionStatements } from '../libs/tasks/task-collection.repository.ts';
 import type { Target } from './bench-target.ts';
 import { sideBySide } from './side-by-side.ts';
 

@@ -9,7 +9,7 @@
 import { sql } from 'kysely';
 import { describe, expect, it } from 'vitest';
 import { waitFor } from '../dev-tools/wait-for.ts';
-import { blockedChanges, blockedCounts } from '../libs/tasks/blocked-changes.ts';
+import { blockedChanges, blockedCounts } from '../libs/tasks/blocked-changes.repository.ts';
 import { appendFacts } from '../libs/tasks/outbox.repository.ts';
 import type { TaskRow } from '../libs/tasks/task.repository.ts';
 import { MAX_BLOCKED_PER_FACT, taskFact, withBlockedChunks } from '../libs/tasks/task-facts.ts';

@@ -6,7 +6,7 @@ import {
   claimKey,
   completeReadClaim,
   type ReadAnswerBound,
-} from '../libs/storage/idempotency-store.ts';
+} from '../libs/idempotency/idempotency-store.ts';
 import { unlimited, useCairn } from './support/cairn.ts';
 import { http } from './support/http.ts';
 

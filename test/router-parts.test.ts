@@ -3,7 +3,7 @@ import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import express, { type NextFunction, type Request, type Response } from 'express';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { BodyChecks } from '../libs/http/body-checks.ts';
+import { BodyChecks } from '../libs/http/body-check-pool.ts';
 import { AppError, ValidationError } from '../libs/http/errors.ts';
 import type { Execution, IdempotencyLayer } from '../libs/http/idempotency-layer.ts';
 import { type CheckedInput, readInput } from '../libs/http/read-input.ts';

@@ -1,6 +1,6 @@
 import { CompiledQuery, sql } from 'kysely';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { taskCollectionStatements } from '../libs/tasks/task-collection.query.ts';
+import { taskCollectionStatements } from '../libs/tasks/task-collection.repository.ts';
 import { useCairn } from './support/cairn.ts';
 import { http } from './support/http.ts';
 

@@ -13,7 +13,7 @@ import { openTokenCache } from '../../libs/auth/token-cache.ts';
 import type { Config } from '../../libs/config/config.ts';
 import { installationLedger } from '../../libs/erasure/erasure-ledger.ts';
 import { ErasureRunner } from '../../libs/erasure/erasure-runner.ts';
-import { type BodyCheckOptions, BodyChecks } from '../../libs/http/body-checks.ts';
+import { type BodyCheckOptions, BodyChecks } from '../../libs/http/body-check-pool.ts';
 import type { Route } from '../../libs/http/route.ts';
 import { Idempotency } from '../../libs/idempotency/idempotency.ts';
 import { engineReads } from '../../libs/observability/analytics-metrics.ts';

@@ -5,7 +5,6 @@ import { defineRoute, type RequestContext, type Route, type RouteResult } from '
 import { answerEtag } from './answer-etag.ts';
 import { queryContext } from './caller-context.ts';
 import { queryCatalog } from './catalog-view.ts';
-import { dimensionValuesRoute } from './dimension-values.routes.ts';
 import type { ExportFormat } from './export-format.ts';
 import { forecastRoute } from './forecast/forecast.routes.ts';
 import { queryBodySchema } from './parse/query.schemas.ts';
@@ -17,6 +16,7 @@ import { answerBatch, BATCH_PATH, type BatchRequest } from './query-batch.ts';
 import { exportQuery } from './query-export.ts';
 import { inUrl, queryInUrlSchema, readQ } from './query-in-url.ts';
 import { catalogResponse, queryResponse } from './query-response.schemas.ts';
+import { dimensionValuesRoute } from './values/dimension-values.routes.ts';
 
 /** JSON answers only: a file of the rows is the export operation's. */
 function jsonOnly(accept: string | undefined, path: string): void {

@@ -1,4 +1,4 @@
-// A worker thread of the body-check pool (see body-checks.ts): parses and validates large bodies
+// A worker thread of the body-check pool (see body-check-pool.ts): parses and validates large bodies
 // so the megabyte never touches the event loop that answers every other request.
 import os from 'node:os';
 import { parentPort } from 'node:worker_threads';

@@ -1,6 +1,6 @@
 import type { Request, Response } from 'express';
 import type { BodyOutcome } from './body-check.ts';
-import type { BodyChecks } from './body-checks.ts';
+import type { BodyChecks } from './body-check-pool.ts';
 import { NOT_JSON } from './client-errors.ts';
 import { AppError, gatherIssues, ValidationError } from './errors.ts';
 import { idempotencyKeyOf } from './idempotency-layer.ts';

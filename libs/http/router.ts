@@ -1,6 +1,6 @@
 import type express from 'express';
 import type { NextFunction, Request, Response } from 'express';
-import type { BodyChecks } from './body-checks.ts';
+import type { BodyChecks } from './body-check-pool.ts';
 import { AppError } from './errors.ts';
 import { type IdempotencyLayer, NO_IDEMPOTENCY } from './idempotency-layer.ts';
 import { readInput } from './read-input.ts';

@@ -10,6 +10,8 @@ import type {
   SentResult,
 } from '../http/idempotency-layer.ts';
 import type { Database } from '../storage/database.ts';
+import { requestFingerprint } from './idempotency-fingerprint.ts';
+import { seal, sealKey, unseal } from './idempotency-seal.ts';
 import {
   claimKey,
   completeClaim,
@@ -19,9 +21,7 @@ import {
   type ReadAnswerBound,
   releaseClaim,
   type StoredResponse,
-} from '../storage/idempotency-store.ts';
-import { requestFingerprint } from './idempotency-fingerprint.ts';
-import { seal, sealKey, unseal } from './idempotency-seal.ts';
+} from './idempotency-store.ts';
 
 export const IDEMPOTENCY_TTL_MS = 24 * 3_600_000;
 /** How long a claim may stay in progress before a retry may presume its request dead. */

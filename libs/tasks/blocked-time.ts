@@ -1,6 +1,6 @@
 import { sql } from 'kysely';
 import type { Db } from '../storage/database.ts';
-import type { BlockedScope } from './blocked-changes.ts';
+import type { BlockedScope } from './blocked-changes.repository.ts';
 import type { TaskRow } from './task.repository.ts';
 import { OPEN_STATUSES } from './task-status.ts';
 

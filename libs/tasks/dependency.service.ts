@@ -2,9 +2,9 @@ import { allowedBusinesses, visibleBusiness, visibleOrNotFound } from '../auth/a
 import type { Principal } from '../auth/principal.ts';
 import { AppError } from '../http/errors.ts';
 import type { Db } from '../storage/database.ts';
-import { trackBlocked } from './blocked-changes.ts';
+import { trackBlocked } from './blocked-changes.repository.ts';
 import { recordBlockedTime } from './blocked-time.ts';
-import { findCycle } from './cycle-check.ts';
+import { findCycle } from './cycle-check.repository.ts';
 import {
   deleteEdge,
   type EdgePageRow,

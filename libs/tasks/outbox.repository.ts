@@ -44,7 +44,7 @@ export interface FactPayload {
   /** `task_completed` only: milliseconds the task spent blocked until now (null: not recorded). */
   blocked_ms?: number | null;
   /**
-   * What this write did to blocked_tasks (see blocked-changes.ts), on one fact of each write
+   * What this write did to blocked_tasks (see blocked-changes.repository.ts), on one fact of each write
    * and empty on the others; past `MAX_BLOCKED_PER_FACT` entries the rest ride on
    * `blocked_changed` facts. Absent on facts written before the write side recorded it.
    */

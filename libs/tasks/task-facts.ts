@@ -54,7 +54,7 @@ export function taskFact(
 
 /**
  * The most blocked changes one fact carries. A write's changes are summed per label set (see
- * blocked-changes.ts), so most writes carry a handful; one whose dependents span more label
+ * blocked-changes.repository.ts), so most writes carry a handful; one whose dependents span more label
  * sets than this spreads them over `blocked_changed` facts, so no fact (and no insert of a
  * batch of facts) grows with the number of dependents.
  */

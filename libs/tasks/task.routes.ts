@@ -15,7 +15,7 @@ import {
   type UpdateTaskInput,
   updateTask,
 } from './task.service.ts';
-import { listTasks } from './task-collection.query.ts';
+import { listTasks } from './task-collection.repository.ts';
 import {
   DEFAULT_TASK_LIST_MAX_DEPTH,
   reachablePages,

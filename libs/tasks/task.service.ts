@@ -3,7 +3,7 @@ import type { Kysely, Updateable } from 'kysely';
 import { visibleOrNotFound } from '../auth/access.ts';
 import type { Principal } from '../auth/principal.ts';
 import type { Database, Db } from '../storage/database.ts';
-import { dependentsFlip, opensOrCloses, trackBlocked } from './blocked-changes.ts';
+import { dependentsFlip, opensOrCloses, trackBlocked } from './blocked-changes.repository.ts';
 import { recordBlockedTime } from './blocked-time.ts';
 import { deleteEdgesOf, lockBusinessGraph } from './dependency.repository.ts';
 import { appendFacts, type Fact } from './outbox.repository.ts';

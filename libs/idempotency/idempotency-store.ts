@@ -1,5 +1,5 @@
 import { type ColumnType, type Selectable, sql } from 'kysely';
-import type { Db, IdempotencyKeysTable } from './database.ts';
+import type { Db, IdempotencyKeysTable } from '../storage/database.ts';
 
 type KeyRow = Selectable<IdempotencyKeysTable>;
 
@@ -10,7 +10,7 @@ export interface IdempotencyReadUsageTable {
   bytes: number;
 }
 
-declare module './database.ts' {
+declare module '../storage/database.ts' {
   interface IdempotencyKeysTable {
     /** A read answer's place among its principal's stored answers; null for writes and claims. */
     read_seq: ColumnType<number | null, never, never>;

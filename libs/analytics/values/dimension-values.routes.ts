@@ -1,7 +1,7 @@
-import { ValidationError } from '../http/errors.ts';
-import { defineRoute, type Route } from '../http/route.ts';
-import { queryContext } from './caller-context.ts';
-import type { AnalyticsDeps } from './query.service.ts';
+import { ValidationError } from '../../http/errors.ts';
+import { defineRoute, type Route } from '../../http/route.ts';
+import { queryContext } from '../caller-context.ts';
+import type { AnalyticsDeps } from '../query.service.ts';
 import {
   type ValuesParams,
   type ValuesQuery,
@@ -9,8 +9,8 @@ import {
   valuesQuerySchema,
   valuesResponse,
   valuesZone,
-} from './values/dimension-values.schemas.ts';
-import { listDimensionValues } from './values/dimension-values.service.ts';
+} from './dimension-values.schemas.ts';
+import { listDimensionValues } from './dimension-values.service.ts';
 
 /** The zone `period` is read in, as /query reads it: an IANA name the engine can load too. */
 function checkedZone(deps: AnalyticsDeps, timezone: unknown): string {
