@@ -1,6 +1,6 @@
 /**
  * Writes the variable tables of docs/configuration.md from the declarations in
- * libs/config/variables/; test/config-docs.test.ts fails while the page differs from them.
+ * libs/config/variables/; test/lifecycle/config-docs.test.ts fails while the page differs from them.
  *
  *   npm run docs:config
  */

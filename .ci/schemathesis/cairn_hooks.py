@@ -9,7 +9,7 @@
   alternatives out case by case, at most 32, and this rule has 2^33, so its generator refuses the
   whole body ("Schema Error"). The hook takes that one keyword out of the schema Schemathesis
   loads (no other), and filter_case keeps the positive cases to it instead; the service and the
-  published keyword are checked against each other by test/openapi-property.test.ts. Likewise
+  published keyword are checked against each other by test/api-document/openapi-property.test.ts. Likewise
   `date_range` runs forwards over at most 10 years (its description; JSON Schema cannot compare
   two items), as does a forecast's `history` given as dates. A saved view's `query` is a query
   body and is treated as one; a positive view with `prometheus: true` has no dimensions, since
@@ -21,7 +21,7 @@
   4.25's coverage phase crashes inside Python's AST compiler on the third level ("AST
   constructor recursion depth mismatch", whatever the recursion limit), so the schema it loads
   stops at 2 levels: the third level's elements are conditions only. The service's own property
-  test (test/openapi-property.test.ts) draws all 3 levels.
+  test (test/api-document/openapi-property.test.ts) draws all 3 levels.
 - `X-Request-ID` is taken out of the operations Schemathesis loads: the service takes any value
   (a UUID v4 is echoed, anything else replaced), so no value violates it, yet Schemathesis 4.25's
   negative phases draw "format" violations of header parameters by its own notion of a header

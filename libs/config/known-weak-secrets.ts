@@ -1,7 +1,7 @@
 /**
  * Secrets that appear, or once appeared, as example values in Cairn's own repository (README.md,
  * docs/, docker-compose.yml, examples/). Anyone can read them, so a deployment that kept one has
- * no secret at all: config.ts refuses them for every secret variable. test/secrets.test.ts reads
+ * no secret at all: config.ts refuses them for every secret variable. test/auth/secrets.test.ts reads
  * those files and fails while a key-like value found there is missing from this list.
  */
 export const KNOWN_WEAK_SECRETS: readonly string[] = Object.freeze([

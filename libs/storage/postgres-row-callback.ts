@@ -6,7 +6,7 @@ import type { Send } from './postgres-send.ts';
  * rather than pg's promise. pg's promise form (and its `query_timeout`) gives the Query its
  * callback after constructing it, and V8 then keeps every result's rows alive through
  * young-generation collections: about a quarter of what a page of dependents allocates was
- * promoted on Node 20, 22 and 24 (test/pg-row-promotion.test.ts).
+ * promoted on Node 20, 22 and 24 (test/storage/pg-row-promotion.test.ts).
  *
  * Kysely sends text and values. A caller's own callback or Query object (a cursor) would go
  * around the layers above (the read deadline above all), so it is refused rather than left

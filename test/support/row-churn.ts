@@ -1,4 +1,4 @@
-// A child process for test/pg-row-promotion.test.ts: reads `QUERIES` results of 100 rows each,
+// A child process for test/storage/pg-row-promotion.test.ts: reads `QUERIES` results of 100 rows each,
 // one at a time, under `--trace-gc-nvp` (the test reads V8's young-generation figures from
 // stdout). `VIA=cairn` sends them through Cairn's own Postgres adapter; `VIA=pg` through a pg
 // client's own promise with its `query_timeout`, the way the adapter sent them before;

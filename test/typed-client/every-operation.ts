@@ -1,7 +1,7 @@
 /**
  * Every operation of /openapi.json, called as a user of openapi-typescript and openapi-fetch
  * would: `createClient<paths>()` with no other type argument, each answer's `data` read as its
- * generated type. test/typed-client.test.ts generates ./schema.ts from a live server beside a
+ * generated type. test/api-document/typed-client.test.ts generates ./schema.ts from a live server beside a
  * copy of this file, type-checks both with strict tsc and runs it; it prints what it saw.
  *
  *   BASE_URL=http://127.0.0.1:8080 MASTER_KEY=… BUSINESS=<unused name> tsx every-operation.ts
