@@ -3,6 +3,7 @@ import type { AnalyticsQuery } from '../parse/query-parser.ts';
 import { rollupDef, type SourceName } from '../sources/rollups.ts';
 import {
   type CompiledQuery,
+  type CompiledRows,
   type CompileOptions,
   stateBaseEnd,
   stateEnd,
@@ -28,7 +29,7 @@ export interface Scan {
 }
 
 /** A statement as the planner hands it out: with the statement that counts what it reads. */
-export interface Statement extends CompiledQuery {
+export interface Statement extends CompiledRows {
   ownReads: CompiledQuery;
 }
 
