@@ -150,3 +150,26 @@ export function render(value: SqlValue): RenderedSql {
   };
   return { sql: text(value), parameters };
 }
+
+const WORD = /[A-Za-z0-9_]+/g;
+
+/**
+ * Every word a value's text holds (names, functions, literals' words): what a statement may
+ * read, taken from its pieces, as `\bname\b` would find it in the rendered text.
+ */
+export function wordsIn(value: SqlValue, into = new Set<string>()): Set<string> {
+  switch (value.kind) {
+    case 'raw':
+      for (const [word] of value.text.matchAll(WORD)) into.add(word);
+      break;
+    case 'identifier':
+      into.add(value.name);
+      break;
+    case 'param':
+      wordsIn(raw(`{${value.name}:${value.type}}`), into);
+      break;
+    case 'list':
+      for (const item of value.items) wordsIn(item, into);
+  }
+  return into;
+}
