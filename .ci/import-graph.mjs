@@ -3,9 +3,11 @@
 // runtime tuning (libs/runtime) imports anything outside itself or is imported by any other lib:
 // the tricks are applied from apps/ at start-up, and the kernel offers hooks instead of calling them.
 // Nor may two analytics stage folders import each other. It also holds file names to one
-// pattern: a role suffix (`task.routes.ts`) is one of ROLES.
+// pattern: a role suffix (`task.routes.ts`) is one of ROLES, and keeps analytics SQL in
+// libs/analytics/compile/ (sql-text.mjs).
 
 import madge from 'madge';
+import { sqlOutsideCompile } from './sql-text.mjs';
 
 const result = await madge(['apps', 'libs', 'bench', 'dev-tools', 'test'], {
   fileExtensions: ['ts'],
@@ -128,6 +130,8 @@ for (const file of Object.keys(graph)) {
   }
 }
 
+problems.push(...sqlOutsideCompile(Object.keys(graph)));
+
 const files = Object.keys(graph).length;
 if (problems.length > 0) {
   console.error(
@@ -136,5 +140,5 @@ if (problems.length > 0) {
   process.exit(1);
 }
 console.log(
-  `${files} files: no import cycle between files, folders or analytics stages, each stage importing only earlier ones; libs/http and libs/runtime import only themselves, and no other lib imports libs/runtime; file names follow the role pattern`,
+  `${files} files: no import cycle between files, folders or analytics stages, each stage importing only earlier ones; libs/http and libs/runtime import only themselves, and no other lib imports libs/runtime; file names follow the role pattern; no SQL in analytics outside compile/`,
 );

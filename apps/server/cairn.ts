@@ -1,10 +1,10 @@
 import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type express from 'express';
+import { loadClickHouseZones } from '../../libs/analytics/clickhouse-zones.ts';
 import type { Admission } from '../../libs/analytics/execute/admission.ts';
 import { ExportGate } from '../../libs/analytics/export-gate.ts';
 import { ExportSpool } from '../../libs/analytics/export-spool.ts';
-import { loadClickHouseZones } from '../../libs/analytics/period/time-zones.ts';
 import type { AnalyticsDeps } from '../../libs/analytics/query.service.ts';
 import { authMiddleware } from '../../libs/auth/auth.middleware.ts';
 import { authorize } from '../../libs/auth/authorize.ts';

@@ -1,7 +1,7 @@
 import { Readable } from 'node:stream';
 import type { ClickHouseSettings } from '@clickhouse/client';
 import { noneLabel } from './catalog/catalog.ts';
-import type { CompiledQuery } from './compile/query-compiler.ts';
+import { countedRows } from './compile/counted-rows.ts';
 import type { QueryTicket } from './execute/admission.ts';
 import { countLines, fileLines } from './export-engine-file.ts';
 import {
@@ -113,7 +113,7 @@ async function spoolRows(
   const { query } = plan;
   const reading = ENGINE_READINGS[format];
   const counted = isCounted(deps, query);
-  const statement = counted ? withTotal(plan.rows) : plan.rows;
+  const statement = counted ? countedRows(plan.rows, TOTAL) : plan.rows;
   const file = (deps.exportSpool ?? MEMORY_SPOOL).open();
   const run = admitted(deps, ctx);
   try {
@@ -131,7 +131,7 @@ async function spoolRows(
         for await (const chunk of encodeStream(pending, batches, encoder, rowLimit(deps, query))) {
           await file.write(chunk);
         }
-        // The count is the last column (withTotal), read off the first row.
+        // The count is the last column (countedRows), read off the first row.
         const first = pending[0]?.text;
         return counted ? Number(first === undefined ? 0 : reading.last(first)) : null;
       } finally {
@@ -280,19 +280,6 @@ function exportSettings(deps: AnalyticsDeps, budgetMs: number): ClickHouseSettin
 
 /** The column that carries the statement's row count on every row; never exported. */
 const TOTAL = '__cairn_export_total';
-
-/**
- * The statement with its row count (up to its limit, one past the export cap) on every row,
- * so the count is known from the first row and the rows are read once. The window has neither
- * partition nor order, so the rows keep the statement's order; its own SETTINGS clause stays
- * last, outside the subquery.
- */
-function withTotal(statement: CompiledQuery): CompiledQuery {
-  const lines = statement.sql.split('\n');
-  const settings = lines.at(-1)?.startsWith('SETTINGS ') ? lines.pop() : undefined;
-  const sql = `SELECT *, count() OVER () AS ${TOTAL} FROM (\n${lines.join('\n')}\n)${settings ? `\n${settings}` : ''}`;
-  return { ...statement, sql };
-}
 
 async function* encodeRows(
   rows: Array<Record<string, unknown>>,

@@ -1,6 +1,7 @@
 import type { ClickHouseClient } from '@clickhouse/client';
 import { businessScope } from '../auth/access.ts';
 import { timeDimension } from './catalog/catalog.ts';
+import { firstFactStatement } from './compile/fact-bounds.ts';
 import type { Admission } from './execute/admission.ts';
 import type { ChangeMark, Freshness, NewFacts } from './execute/answer-freshness.ts';
 import {
@@ -319,10 +320,10 @@ async function firstFact(
 ): Promise<Date | null> {
   if (period.name !== 'all_time' || !timeDimension(query)) return null;
   const read = async (): Promise<number | null> => {
-    const scope = businesses === null ? '' : 'WHERE business IN {businesses:Array(String)}';
+    const statement = firstFactStatement(businesses);
     const result = await deps.clickhouse.query({
-      query: `SELECT toUnixTimestamp64Milli(min(occurred_at)) AS first, count() AS facts FROM facts ${scope}`,
-      query_params: businesses === null ? {} : { businesses },
+      query: statement.sql,
+      query_params: statement.params,
       format: 'JSONEachRow',
     });
     const [row] = await result.json<{ first: number | string; facts: number | string }>();

@@ -2,7 +2,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { completedTasksTable, flowSource } from '../../libs/analytics/compile/sql/flow-source.ts';
-import { STATE_TO } from '../../libs/analytics/compile/sql/query-params.ts';
+import { BUSINESSES, STATE_TO } from '../../libs/analytics/compile/sql/query-params.ts';
 import { selectLines } from '../../libs/analytics/compile/sql/select-clauses.ts';
 import type { SourceContext } from '../../libs/analytics/compile/sql/source-context.ts';
 import {
@@ -63,7 +63,7 @@ const context = (over: Partial<SourceContext>): SourceContext => ({
   dimensions: [],
   metrics: [],
   filters: [],
-  scope: 'business IN {businesses:Array(String)}',
+  scope: sql`business IN ${BUSINESSES}`,
   union: false,
   source: 'facts',
   instants: 1,

@@ -107,13 +107,16 @@ describe('typed SQL values', () => {
       instants: 3,
       weekStart: 'monday',
     };
+    // The day's `{tz:String}` comes from the catalog's text and is named as a parameter too.
     expect(render(selectLines(flowSource(ctx))).parameters).toEqual({
+      tz: 'String',
       from: T,
       to: T,
       f0: 'String',
       f1: 'Array(String)',
     });
     expect(render(selectLines(stateSource(ctx))).parameters).toEqual({
+      tz: 'String',
       f0: 'String',
       f1: 'Array(String)',
     });

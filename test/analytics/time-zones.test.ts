@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
+import { loadClickHouseZones } from '../../libs/analytics/clickhouse-zones.ts';
 import { canonicalTimezone } from '../../libs/analytics/period/period.ts';
-import { loadClickHouseZones } from '../../libs/analytics/period/time-zones.ts';
 import { useCairn } from '../support/cairn.ts';
 import { http } from '../support/http.ts';
 

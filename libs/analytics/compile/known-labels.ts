@@ -1,6 +1,8 @@
 import { DIMENSIONS } from '../catalog/catalog.ts';
 import { namedLabels, type QueryFilter } from '../parse/query-filters.ts';
 import type { CompiledQuery } from './query-compiler.ts';
+import { BUSINESSES } from './sql/query-params.ts';
+import { catalogSql, join, param, raw, render, sql } from './sql/sql-value.ts';
 
 /**
  * Which of the labels the filters name the caller's businesses ever had: one row
@@ -16,12 +18,13 @@ export function knownLabelsStatement(
   if (named.length === 0) return null;
   const params: Record<string, unknown> = {};
   if (businesses !== null) params.businesses = businesses;
-  const scope = businesses === null ? '' : 'business IN {businesses:Array(String)} AND ';
+  const scope = businesses === null ? join([]) : sql`business IN ${BUSINESSES} AND `;
   const parts = named.map(([dimension, values], i) => {
     params[`k${i}`] = values;
     // Label dimensions are columns of facts under their own name (catalog.ts).
-    const column = DIMENSIONS[dimension].sql('');
-    return `SELECT DISTINCT '${dimension}' AS dimension, ${column} AS label FROM facts WHERE ${scope}${column} IN {k${i}:Array(String)}`;
+    const column = catalogSql(DIMENSIONS[dimension].sql(''));
+    const label = raw(`'${dimension}'`);
+    return sql`SELECT DISTINCT ${label} AS dimension, ${column} AS label FROM facts WHERE ${scope}${column} IN ${param(`k${i}`, 'Array(String)')}`;
   });
-  return { sql: parts.join('\nUNION ALL\n'), params };
+  return { sql: render(join(parts, '\nUNION ALL\n')).sql, params };
 }

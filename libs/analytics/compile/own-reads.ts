@@ -3,12 +3,26 @@ import type { AnalyticsQuery } from '../parse/query-parser.ts';
 import { rollupDef, type SourceName } from '../sources/rollups.ts';
 import {
   type CompiledQuery,
+  type CompiledRows,
   type CompileOptions,
   stateBaseEnd,
   stateEnd,
   toClickHouseTime,
 } from './query-compiler.ts';
-import { TIME } from './sql/query-params.ts';
+import { BUSINESSES, TIME } from './sql/query-params.ts';
+import { withSettings } from './sql/select-clauses.ts';
+import {
+  and,
+  ident,
+  idents,
+  join,
+  param,
+  raw,
+  render,
+  type SqlValue,
+  sql,
+  wordsIn,
+} from './sql/sql-value.ts';
 
 /**
  * What `metadata.rows_read` and `bytes_read` report: the caller's own rows in the table ranges a
@@ -28,7 +42,7 @@ export interface Scan {
 }
 
 /** A statement as the planner hands it out: with the statement that counts what it reads. */
-export interface Statement extends CompiledQuery {
+export interface Statement extends CompiledRows {
   ownReads: CompiledQuery;
 }
 
@@ -137,24 +151,26 @@ export function scansOf(query: AnalyticsQuery, options: CompileOptions): Scan[] 
  * figures do not depend on when ClickHouse merges parts.
  */
 export function compileOwnReads(
-  statement: CompiledQuery,
+  statement: CompiledRows,
   scans: Scan[],
   businesses: string[] | null,
 ): CompiledQuery {
-  const named = (column: string) => new RegExp(`\\b${column}\\b`).test(statement.sql);
+  const words = wordsIn(withSettings(statement.statement, statement.settings));
+  const named = (column: string) => words.has(column);
   const params: Record<string, unknown> = {};
   if (businesses !== null) params.businesses = businesses;
   const parts = scans.map((scan, i) => {
-    const range = [
-      businesses === null ? null : 'business IN {businesses:Array(String)}',
-      scan.from === null ? null : `${timeColumn(scan)} >= {s${i}_from:${TIME}}`,
-      `${timeColumn(scan)} < {s${i}_to:${TIME}}`,
-    ].filter(Boolean);
+    const time = ident(timeColumn(scan));
+    const range = and([
+      businesses === null ? null : sql`business IN ${BUSINESSES}`,
+      scan.from === null ? null : sql`${time} >= ${param(`s${i}_from`, TIME)}`,
+      sql`${time} < ${param(`s${i}_to`, TIME)}`,
+    ]);
     if (scan.from !== null) params[`s${i}_from`] = toClickHouseTime(scan.from);
     params[`s${i}_to`] = toClickHouseTime(scan.to);
     if (scan.table === 'facts') {
       const columns = Object.entries(FACT_COLUMNS).filter(([name]) => named(name));
-      return `SELECT count() AS rows, ${bytes(columns, 0)} AS bytes FROM facts WHERE ${range.join(' AND ')}`;
+      return sql`SELECT count() AS rows, ${bytes(columns, 0)} AS bytes FROM facts WHERE ${range}`;
     }
     const key = [
       'business',
@@ -165,23 +181,21 @@ export function compileOwnReads(
       ([name]) => key.includes(name) && named(name),
     );
     const values = ROLLUP_VALUES.filter(named).length * VALUE_BYTES;
-    return `SELECT count() AS rows, ${bytes(labels, values)} AS bytes FROM (SELECT DISTINCT ${key.join(', ')} FROM ${scan.table} WHERE ${range.join(' AND ')})`;
+    return sql`SELECT count() AS rows, ${bytes(labels, values)} AS bytes FROM (SELECT DISTINCT ${idents(key)} FROM ${ident(scan.table)} WHERE ${range})`;
   });
-  return {
-    sql: `SELECT sum(rows) AS rows, sum(bytes) AS bytes FROM (${parts.join(' UNION ALL ')})`,
-    params,
-  };
+  const reads = sql`SELECT sum(rows) AS rows, sum(bytes) AS bytes FROM (${join(parts, ' UNION ALL ')})`;
+  return { sql: render(reads).sql, params };
 }
 
 const timeColumn = (scan: Scan) => (scan.table === 'facts' ? 'occurred_at' : 'slot');
 
-function bytes(columns: Array<[string, number | 'string']>, extra: number): string {
+function bytes(columns: Array<[string, number | 'string']>, extra: number): SqlValue {
   const strings = columns
     .filter(([, size]) => size === 'string')
-    .map(([name]) => `length(${name})`);
+    .map(([name]) => sql`length(${ident(name)})`);
   const fixed = columns.reduce((sum, [, size]) => sum + (size === 'string' ? 0 : size), extra);
-  const perRow = strings.length > 0 ? `sum(${strings.join(' + ')}) + ` : '';
-  return `toUInt64(${perRow}count() * ${fixed})`;
+  const perRow = strings.length > 0 ? sql`sum(${join(strings, ' + ')}) + ` : join([]);
+  return sql`toUInt64(${perRow}count() * ${raw(String(fixed))})`;
 }
 
 /** The figures an own-reads statement answered. */

@@ -7,12 +7,31 @@ import type { ResolvedPeriod } from '../period/period.ts';
 import { rollupDef, type SourceName } from '../sources/rollups.ts';
 import { slotCeiling } from '../sources/source-decider.ts';
 import { commonTables, flowSelect, type SourceContext, stateSelect } from './metric-sources.ts';
+import { BUSINESSES, LIMIT, OFFSET } from './sql/query-params.ts';
+import { withSettings } from './sql/select-clauses.ts';
+import {
+  alias,
+  type ClickHouseType,
+  ident,
+  join,
+  render,
+  type SqlValue,
+  sql,
+} from './sql/sql-value.ts';
 import { type FillGrid, zeroFilled } from './zero-fill.ts';
 
 /** A compiled statement is plain data: SQL text with `{name:Type}` placeholders, and values. */
 export interface CompiledQuery {
   sql: string;
   params: Record<string, unknown>;
+}
+
+/** The rows statement with its structure beside its text, for what builds on it. */
+export interface CompiledRows extends CompiledQuery {
+  /** The statement without its settings: what a wrapping select reads from. */
+  statement: SqlValue;
+  /** `name = value` pieces of its `SETTINGS` clause, none when it has none. */
+  settings: SqlValue[];
 }
 
 export interface CompileOptions {
@@ -33,6 +52,12 @@ export interface CompileOptions {
   fill?: FillGrid;
 }
 
+/** The text and values of `compileRows`, for callers that run the statement as it is. */
+export function compileQuery(query: AnalyticsQuery, options: CompileOptions): CompiledQuery {
+  const { sql, params } = compileRows(query, options);
+  return { sql, params };
+}
+
 /**
  * One statement per query. Flow metrics aggregate facts inside the period; state metrics
  * aggregate task states at bucket ends. When both are asked for, each source fills the other's
@@ -41,13 +66,13 @@ export interface CompileOptions {
  * (`rows_before_limit_at_least`, exact with `exact_rows_before_limit`), so no page is needed
  * to know the total.
  */
-export function compileQuery(query: AnalyticsQuery, options: CompileOptions): CompiledQuery {
+export function compileRows(query: AnalyticsQuery, options: CompileOptions): CompiledRows {
   const sources = new Set(query.metrics.map((name) => METRICS[name].source));
   const ctx: SourceContext = {
     dimensions: query.dimensions,
     metrics: query.metrics,
     filters: query.filters,
-    scope: options.businesses === null ? null : 'business IN {businesses:Array(String)}',
+    scope: options.businesses === null ? null : sql`business IN ${BUSINESSES}`,
     union: sources.size > 1,
     source: options.source ?? 'facts',
     instants: options.buckets?.ats.length ?? 0,
@@ -55,61 +80,62 @@ export function compileQuery(query: AnalyticsQuery, options: CompileOptions): Co
     weekStart: query.weekStart,
   };
   const tables = commonTables(ctx);
-  const body: string[] = [];
+  const body: SqlValue[] = [];
+  const dimensions = query.dimensions.map(ident);
   if (ctx.union) {
-    const merged = query.metrics.map((name) => `max(${name}) AS ${name}`);
+    const merged = query.metrics.map((name) => alias(sql`max(${ident(name)})`, name));
     body.push(
-      `SELECT ${[...query.dimensions, ...merged].join(', ')}`,
-      'FROM (',
+      sql`SELECT ${join([...dimensions, ...merged])}`,
+      sql`FROM (`,
       ...flowSelect(ctx),
-      'UNION ALL',
+      sql`UNION ALL`,
       ...stateSelect(ctx),
-      ')',
+      sql`)`,
     );
-    if (query.dimensions.length > 0) body.push(`GROUP BY ${query.dimensions.join(', ')}`);
+    if (dimensions.length > 0) body.push(sql`GROUP BY ${join(dimensions)}`);
   } else {
     body.push(...(sources.has('flow') ? flowSelect(ctx) : stateSelect(ctx)));
   }
-  const filled = options.fill ? zeroFilled(query, body) : null;
+  const filled = options.fill ? zeroFilled(query, join(body, '\n')) : null;
   if (filled) tables.push(filled.table);
-  const lines = tables.length > 0 ? [`WITH ${tables.join(',\n')}`] : [];
+  const lines = tables.length > 0 ? [sql`WITH ${join(tables, ',\n')}`] : [];
   lines.push(...(filled ? filled.lines : body));
   const order = orderTerms(query);
-  if (order.length > 0) lines.push(`ORDER BY ${order.join(', ')}`);
+  if (order.length > 0) lines.push(sql`ORDER BY ${join(order)}`);
   lines.push(
-    (options.offset ?? 0) > 0
-      ? 'LIMIT {limit:UInt32} OFFSET {offset:UInt64}'
-      : 'LIMIT {limit:UInt32}',
+    (options.offset ?? 0) > 0 ? sql`LIMIT ${LIMIT} OFFSET ${OFFSET}` : sql`LIMIT ${LIMIT}`,
   );
   // Blocked tasks join every open task to its dependencies at each bucket: on a large business
   // that join outgrows the memory cap as a hash table, while a sort-merge join spills to disk.
-  const settings: string[] = [];
+  const settings: SqlValue[] = [];
   if (ctx.source === 'facts' && needs(query, 'blocked_at')) {
-    settings.push("join_algorithm = 'partial_merge'");
+    settings.push(sql`join_algorithm = 'partial_merge'`);
   }
   // `kind = 'task_created' AND task_gid IN completed_tasks` looks every row up in the set
   // unless the engine may skip the lookup where the kind already fails: about a fifth of the
   // period's facts are creations, and the lookups were most of the statement's time.
   if (ctx.source === 'facts' && needs(query, 'completed_tasks')) {
-    settings.push("short_circuit_function_evaluation = 'force_enable'");
+    settings.push(sql`short_circuit_function_evaluation = 'force_enable'`);
   }
-  if (settings.length > 0) lines.push(`SETTINGS ${settings.join(', ')}`);
-  const sql = lines.join('\n');
-  return { sql, params: bindParams(sql, query, options) };
+  const statement = join(lines, '\n');
+  const { sql: text, parameters } = render(withSettings(statement, settings));
+  return { statement, settings, sql: text, params: bindParams(parameters, query, options) };
 }
 
 /** The caller's order first, then every dimension not yet named, so pages are stable. */
-function orderTerms(query: AnalyticsQuery): string[] {
+function orderTerms(query: AnalyticsQuery): SqlValue[] {
   const named = new Set<string>(query.orderBy.map((order) => order.field));
   return [
     // Undefined values (no completion to average) sort last either way, as ClickHouse does.
-    ...query.orderBy.map((order) => `${order.field} ${order.direction.toUpperCase()}`),
-    ...query.dimensions.filter((name) => !named.has(name)).map((name) => `${name} ASC`),
+    ...query.orderBy.map(
+      (order) => sql`${ident(order.field)} ${order.direction === 'desc' ? sql`DESC` : sql`ASC`}`,
+    ),
+    ...query.dimensions.filter((name) => !named.has(name)).map((name) => sql`${ident(name)} ASC`),
   ];
 }
 
 function bindParams(
-  sql: string,
+  parameters: Record<string, ClickHouseType>,
   query: AnalyticsQuery,
   options: CompileOptions,
 ): Record<string, unknown> {
@@ -120,8 +146,8 @@ function bindParams(
   };
   if (options.businesses !== null) params.businesses = options.businesses;
   const { buckets } = options;
-  const uses = (name: string) => sql.includes(`{${name}:`);
-  // A bucket list can run to thousands of instants: format only those the text reads.
+  const uses = (name: string) => name in parameters;
+  // A bucket list can run to thousands of instants: format only those the statement reads.
   if (buckets) {
     if (uses('starts')) params.starts = buckets.starts.map(toClickHouseTime);
     if (uses('ats')) params.ats = buckets.ats.map(toClickHouseTime);
@@ -144,7 +170,7 @@ function bindParams(
   }
   params.limit = options.rowLimit;
   params.offset = options.offset ?? 0;
-  // Bind only what the text uses: engines reject parameters a statement does not mention.
+  // Bind only what the statement names: engines reject parameters it does not mention.
   for (const name of Object.keys(params)) {
     if (!uses(name)) delete params[name];
   }

@@ -1,5 +1,7 @@
 import { DIMENSIONS, METRICS } from '../catalog/catalog.ts';
 import type { AnalyticsQuery } from '../parse/query-parser.ts';
+import { FILL, FILL_STARTED } from './sql/query-params.ts';
+import { alias, catalogSql, ident, idents, join, type SqlValue, sql } from './sql/sql-value.ts';
 
 /** The time buckets `fill: "zero"` gives every label combination, in order. */
 export interface FillGrid {
@@ -10,10 +12,10 @@ export interface FillGrid {
 }
 
 /** What the rows statement is named inside the filled one. */
-const FOUND = 'rows_found';
+const FOUND = ident('rows_found');
 
 /**
- * The rows statement's select (`inner`, its lines), with every label combination it answers
+ * The rows statement's select (`inner`), with every label combination it answers
  * given every bucket of the grid: a CTE of the rows, joined by UNION ALL to each combination ×
  * each bucket holding the metrics' neutrals, merged by GROUP BY. A row found keeps its values
  * (max of a value and its neutral is the value: counts are never below 0, and NULL is ignored);
@@ -32,32 +34,33 @@ const FOUND = 'rows_found';
  */
 export function zeroFilled(
   query: AnalyticsQuery,
-  inner: string[],
-): { table: string; lines: string[] } {
-  const time = query.dimensions.find((name) => DIMENSIONS[name].time) as string;
-  const labels = query.dimensions.filter((name) => !DIMENSIONS[name].time);
-  const columns = [...query.dimensions, ...query.metrics].join(', ');
+  inner: SqlValue,
+): { table: SqlValue; lines: SqlValue[] } {
+  const time = ident(query.dimensions.find((name) => DIMENSIONS[name].time) as string);
+  const labels = idents(query.dimensions.filter((name) => !DIMENSIONS[name].time));
+  const dimensions = query.dimensions.map(ident);
+  const columns = idents([...query.dimensions, ...query.metrics]);
   const neutrals = query.metrics.map((name) => {
     const metric = METRICS[name];
     // A state is not read in a bucket not begun: null there, as in a series.
     const neutral =
       metric.source === 'state' && metric.neutral === '0'
-        ? 'if(fill_index > {fill_started:UInt32}, NULL, 0)'
-        : metric.neutral;
-    return `${neutral} AS ${name}`;
+        ? sql`if(fill_index > ${FILL_STARTED}, NULL, 0)`
+        : catalogSql(metric.neutral);
+    return alias(neutral, name);
   });
-  const merged = query.metrics.map((name) => `max(${name}) AS ${name}`);
+  const merged = query.metrics.map((name) => alias(sql`max(${ident(name)})`, name));
   return {
-    table: `${FOUND} AS (\n${inner.join('\n')}\n)`,
+    table: sql`${FOUND} AS (\n${inner}\n)`,
     lines: [
-      `SELECT ${[...query.dimensions, ...merged].join(', ')}`,
-      'FROM (',
-      `SELECT ${columns} FROM ${FOUND}`,
-      'UNION ALL',
-      `SELECT ${[...query.dimensions, ...neutrals].join(', ')} FROM (SELECT DISTINCT ${labels.join(', ')} FROM ${FOUND})`,
-      `ARRAY JOIN {fill:Array(String)} AS ${time}, arrayEnumerate({fill:Array(String)}) AS fill_index`,
-      ')',
-      `GROUP BY ${query.dimensions.join(', ')}`,
+      sql`SELECT ${join([...dimensions, ...merged])}`,
+      sql`FROM (`,
+      sql`SELECT ${columns} FROM ${FOUND}`,
+      sql`UNION ALL`,
+      sql`SELECT ${join([...dimensions, ...neutrals])} FROM (SELECT DISTINCT ${labels} FROM ${FOUND})`,
+      sql`ARRAY JOIN ${FILL} AS ${time}, arrayEnumerate(${FILL}) AS fill_index`,
+      sql`)`,
+      sql`GROUP BY ${join(dimensions)}`,
     ],
   };
 }

@@ -1,6 +1,5 @@
+import { nextFactsStatement } from '../compile/fact-bounds.ts';
 import type { CompiledQuery } from '../compile/query-compiler.ts';
-import { toClickHouseTime } from '../compile/query-compiler.ts';
-import { TIME } from '../compile/sql/query-params.ts';
 import { localDay, startOfDay } from '../period/period.ts';
 import type { QueryPlan } from '../plan/query-plan.ts';
 
@@ -19,10 +18,6 @@ import type { QueryPlan } from '../plan/query-plan.ts';
  * which one small statement asks (`horizonStatement`). Anything unknown ends the answer's life
  * early, never late: the worst case is a miss.
  */
-
-const NOW = `{now:${TIME}}`;
-const CUT = `{cut:${TIME}}`;
-const WINDOW_END = `{window_end:${TIME}}`;
 
 /** How far past the cut the next compared fact is looked for: bounds the statement's reads. */
 export const COMPARED_WINDOW_MS = 3_600_000;
@@ -73,24 +68,7 @@ export function horizonStatement(
     other && cut
       ? new Date(Math.min(cut.getTime() + COMPARED_WINDOW_MS, other.period.to.getTime()))
       : null;
-  const scope = businesses === null ? '' : 'business IN {businesses:Array(String)} AND ';
-  const compared = cut ? `occurred_at >= ${CUT} AND occurred_at < ${WINDOW_END}` : '0';
-  return {
-    sql: [
-      'SELECT',
-      `  toUnixTimestamp64Milli(minIfOrNull(occurred_at, occurred_at >= ${NOW})) AS next_fact,`,
-      `  toUnixTimestamp64Milli(minIfOrNull(occurred_at, ${compared})) AS next_compared`,
-      'FROM facts',
-      `WHERE ${scope}(occurred_at >= ${NOW} OR (${compared}))`,
-    ].join('\n'),
-    params: {
-      now: toClickHouseTime(now),
-      ...(businesses === null ? {} : { businesses }),
-      ...(cut && windowEnd
-        ? { cut: toClickHouseTime(cut), window_end: toClickHouseTime(windowEnd) }
-        : {}),
-    },
-  };
+  return nextFactsStatement(now, cut && windowEnd ? { cut, windowEnd } : null, businesses);
 }
 
 /** What the horizon statement answered; instants as epoch milliseconds. */

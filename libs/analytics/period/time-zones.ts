@@ -1,20 +1,4 @@
-import type { ClickHouseClient } from '@clickhouse/client';
 import { canonicalTimezone } from './period.ts';
-
-/**
- * The zones the running ClickHouse can load, by name. A query's zone must be known to both
- * engines: Intl resolves it (period maths, aliases), ClickHouse buckets with it. Intl accepts
- * names ClickHouse cannot load (`SystemV/AST4`, `SystemV/EST5EDT`), which would otherwise fail
- * inside the engine; the intersection is checked by the parser (see `parseQuery`).
- */
-export async function loadClickHouseZones(client: ClickHouseClient): Promise<ReadonlySet<string>> {
-  const result = await client.query({
-    query: 'SELECT time_zone FROM system.time_zones',
-    format: 'JSONEachRow',
-  });
-  const rows = await result.json<{ time_zone: string }>();
-  return new Set(rows.map((row) => row.time_zone));
-}
 
 /**
  * Zones ICU (and so Intl) still calls by a name IANA has since replaced: ICU keeps the names

@@ -1,11 +1,7 @@
 import { DIMENSIONS, timeDimension } from '../catalog/catalog.ts';
 import { knownLabelsStatement } from '../compile/known-labels.ts';
 import { compileOwnReads, type Statement, scansOf } from '../compile/own-reads.ts';
-import {
-  type CompiledQuery,
-  type CompileOptions,
-  compileQuery,
-} from '../compile/query-compiler.ts';
+import { type CompiledQuery, type CompileOptions, compileRows } from '../compile/query-compiler.ts';
 import type { AnalyticsQuery } from '../parse/query-parser.ts';
 import { stateBuckets, type TimeBucket, timeBuckets } from '../period/buckets.ts';
 import { type ComparisonPeriod, comparisonPeriod } from '../period/comparison-period.ts';
@@ -90,7 +86,7 @@ export function planQuery(
     const source = sourceOf(variant, rest.period);
     const stateBase = stateBaseOf(source, options.ready);
     const compileOptions = { ...rest, businesses, source, stateBase };
-    const compiled = compileQuery(variant, compileOptions);
+    const compiled = compileRows(variant, compileOptions);
     const scans = scansOf(variant, compileOptions);
     return { ...compiled, ownReads: compileOwnReads(compiled, scans, businesses) };
   };

@@ -1,4 +1,5 @@
 import { businessScope } from '../../auth/access.ts';
+import { compileValues, type ValuesRequest } from '../compile/values-compiler.ts';
 import type { Freshness } from '../execute/answer-freshness.ts';
 import { AnswerReuse } from '../execute/answer-reuse.ts';
 import { QueryExecutor, type QueryRun } from '../execute/query-execution.ts';
@@ -6,7 +7,6 @@ import { type PeriodName, type ResolvedPeriod, resolvePeriod } from '../period/p
 import type { AnalyticsDeps, QueryContext } from '../query.service.ts';
 import type { SourceName } from '../sources/rollups.ts';
 import type { ValueDimension } from './dimension-values.schemas.ts';
-import { compileValues, type ValuesRequest } from './values-compiler.ts';
 import {
   compileValueList,
   LIST_CAP,

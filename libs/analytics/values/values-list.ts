@@ -1,6 +1,6 @@
 import type { CompiledQuery } from '../compile/query-compiler.ts';
+import { compileValues, type ValuesRequest } from '../compile/values-compiler.ts';
 import type { SourceName } from '../sources/rollups.ts';
-import { compileValues, type ValuesRequest } from './values-compiler.ts';
 
 /*
  * A type-ahead over a period no rollup answers (its ends are not on a rollup's slots: a day in

@@ -3,7 +3,7 @@ import { type ClickHouseType, param, type SqlValue } from './sql-value.ts';
 
 /*
  * The placeholders metric sources read. The compiler (`bindParams` in query-compiler.ts) binds
- * a value to each name the statement's text holds, and only to those.
+ * a value to each parameter the rendered statement names, and only to those.
  */
 
 /** An instant as every statement binds it: milliseconds, UTC. */
@@ -26,6 +26,17 @@ export const ATS = param('ats', TIMES);
 export const SLOT_ATS = param('slot_ats', TIMES);
 /** The query's time zone: `{tz:String}`. */
 export const TZ = param('tz', 'String');
+
+/** The caller's businesses: `{businesses:Array(String)}`. */
+export const BUSINESSES = param('businesses', 'Array(String)');
+/** Rows to return at most: `{limit:UInt32}`. */
+export const LIMIT = param('limit', 'UInt32');
+/** Rows to skip first: `{offset:UInt64}`. */
+export const OFFSET = param('offset', 'UInt64');
+/** `fill: "zero"`: each bucket's label, `{fill:Array(String)}`. */
+export const FILL = param('fill', 'Array(String)');
+/** `fill: "zero"`: how many buckets have begun, `{fill_started:UInt32}`. */
+export const FILL_STARTED = param('fill_started', 'UInt32');
 
 /** The i-th filter's values: `{f0:String}` for one value, `{f0:Array(String)}` for a list. */
 export const filterValues = (i: number, op: FilterOp): SqlValue =>

@@ -47,3 +47,7 @@ export const unionAll = (...selects: Select[]): SqlValue =>
 /** A common table: `name AS (SELECT …)`. */
 export const cte = (name: string, body: Select): SqlValue =>
   sql`${ident(name)} AS ${subquery(body)}`;
+
+/** `statement` followed, on a line of its own, by `SETTINGS a, b` when it has settings. */
+export const withSettings = (statement: SqlValue, settings: readonly SqlValue[]): SqlValue =>
+  settings.length > 0 ? sql`${statement}\nSETTINGS ${join(settings)}` : statement;

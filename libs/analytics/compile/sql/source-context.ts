@@ -2,7 +2,7 @@ import { DIMENSIONS, type DimensionName, METRICS, type MetricName } from '../../
 import { filterConditions, type QueryFilter } from '../../parse/query-filters.ts';
 import type { WeekStart } from '../../period/period.ts';
 import type { SourceName } from '../../sources/rollups.ts';
-import { raw, type SqlValue } from './sql-value.ts';
+import type { SqlValue } from './sql-value.ts';
 
 /** Pieces shared by every source of one query. Values are bound: only names reach the text. */
 export interface SourceContext {
@@ -10,7 +10,7 @@ export interface SourceContext {
   metrics: MetricName[];
   filters: QueryFilter[];
   /** `business IN {businesses:…}` when the caller is restricted, else null. */
-  scope: string | null;
+  scope: SqlValue | null;
   /** Whether other sources share the result, so this one fills their columns with neutrals. */
   union: boolean;
   /** The table the planner chose: facts, or a rollup. */
@@ -35,9 +35,5 @@ export const stateLabels = (ctx: SourceContext): DimensionName[] =>
     (name) => !DIMENSIONS[name].time,
   );
 
-/**
- * The caller's businesses, `business IN {businesses:Array(String)}`, or null when unrestricted.
- * The text is the compiler's own, fixed, with its placeholder; no value is in it.
- */
-export const scope = (ctx: SourceContext): SqlValue | null =>
-  ctx.scope === null ? null : raw(ctx.scope);
+/** The caller's businesses, `business IN {businesses:Array(String)}`, or null when unrestricted. */
+export const scope = (ctx: SourceContext): SqlValue | null => ctx.scope;

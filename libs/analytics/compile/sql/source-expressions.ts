@@ -4,7 +4,7 @@ import { type FilterCondition, foldFilters, type QueryFilter } from '../../parse
 import type { WeekStart } from '../../period/period.ts';
 import { ATS, filterValues, STARTS } from './query-params.ts';
 import { onRollup, type SourceContext } from './source-context.ts';
-import { alias, ident, or, raw, type SqlValue, sql } from './sql-value.ts';
+import { alias, catalogSql, ident, or, raw, type SqlValue, sql } from './sql-value.ts';
 
 /*
  * One clause per dimension, filter and metric, each taken from the catalog: the only place
@@ -18,7 +18,7 @@ export function dimensionColumn(
   weekStart: WeekStart,
 ): SqlValue {
   const expression = DIMENSIONS[name].sql(instant, weekStart);
-  return expression === name ? ident(name) : alias(raw(expression), name);
+  return expression === name ? ident(name) : alias(catalogSql(expression), name);
 }
 
 export const dimensionColumns = (ctx: SourceContext, instant: string): SqlValue[] =>
@@ -26,7 +26,7 @@ export const dimensionColumns = (ctx: SourceContext, instant: string): SqlValue[
 
 /** A dimension's value at `instant`, to compare: `toString(toDate(done, {tz:String}))`. */
 export const dimensionAt = (name: DimensionName, instant: string, weekStart: WeekStart): SqlValue =>
-  raw(DIMENSIONS[name].sql(instant, weekStart));
+  catalogSql(DIMENSIONS[name].sql(instant, weekStart));
 
 /**
  * A condition, bound as `f{i}`: `project = {f0:String}`, `status NOT IN {f1:Array(String)}`,
@@ -73,11 +73,11 @@ export function metricColumn(
   source: 'flow' | 'state',
 ): SqlValue {
   const metric = METRICS[name];
-  if (metric.source !== source) return alias(raw(metric.neutral), name);
+  if (metric.source !== source) return alias(catalogSql(metric.neutral), name);
   const text = onRollup(ctx) ? metric.sql.rollup : metric.sql.facts;
   // The source decider sends a metric without a rollup form to facts only.
   if (text === null) throw new Error(`${name} is not kept by ${ctx.source}`);
-  return alias(raw(text), name);
+  return alias(catalogSql(text), name);
 }
 
 /** Each requested metric of `source`, and in a union every other one as its neutral. */

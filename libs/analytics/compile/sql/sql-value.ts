@@ -55,6 +55,24 @@ export function param(name: string, type: ClickHouseType): SqlValue {
   return { kind: 'param', name, type };
 }
 
+const PLACEHOLDER = /\{([A-Za-z_][A-Za-z0-9_]*):([^{}]+)\}/g;
+
+/**
+ * Text written in the catalog, e.g. `toDate(at, {tz:String})`, with each placeholder kept as a
+ * parameter, so that `render` names every parameter a statement holds.
+ */
+export function catalogSql(text: string): SqlValue {
+  const items: SqlValue[] = [];
+  let at = 0;
+  for (const found of text.matchAll(PLACEHOLDER)) {
+    if (found.index > at) items.push(raw(text.slice(at, found.index)));
+    items.push(param(found[1] as string, found[2] as ClickHouseType));
+    at = found.index + found[0].length;
+  }
+  if (at < text.length) items.push(raw(text.slice(at)));
+  return items.length === 1 ? (items[0] as SqlValue) : join(items, '');
+}
+
 /** Names, checked, with commas between them: `task_gid, dependency_gid`. */
 export const idents = (names: readonly string[]): SqlValue => join(names.map(ident));
 
@@ -131,4 +149,27 @@ export function render(value: SqlValue): RenderedSql {
     }
   };
   return { sql: text(value), parameters };
+}
+
+const WORD = /[A-Za-z0-9_]+/g;
+
+/**
+ * Every word a value's text holds (names, functions, literals' words): what a statement may
+ * read, taken from its pieces, as `\bname\b` would find it in the rendered text.
+ */
+export function wordsIn(value: SqlValue, into = new Set<string>()): Set<string> {
+  switch (value.kind) {
+    case 'raw':
+      for (const [word] of value.text.matchAll(WORD)) into.add(word);
+      break;
+    case 'identifier':
+      into.add(value.name);
+      break;
+    case 'param':
+      wordsIn(raw(`{${value.name}:${value.type}}`), into);
+      break;
+    case 'list':
+      for (const item of value.items) wordsIn(item, into);
+  }
+  return into;
 }

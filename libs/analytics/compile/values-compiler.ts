@@ -1,16 +1,16 @@
-import { noneLabel } from '../catalog/catalog.ts';
-import { type CompiledQuery, toClickHouseTime } from '../compile/query-compiler.ts';
-import { FROM, TO } from '../compile/sql/query-params.ts';
-import { selectLines } from '../compile/sql/select-clauses.ts';
-import { alias, ident, param, raw, render, type SqlValue, sql } from '../compile/sql/sql-value.ts';
+import { type DimensionName, noneLabel } from '../catalog/catalog.ts';
 import type { ResolvedPeriod } from '../period/period.ts';
 import type { SourceName } from '../sources/rollups.ts';
-import type { ValueDimension } from './dimension-values.schemas.ts';
+import { type CompiledQuery, toClickHouseTime } from './query-compiler.ts';
+import { FROM, TO } from './sql/query-params.ts';
+import { selectLines } from './sql/select-clauses.ts';
+import { alias, ident, param, raw, render, type SqlValue, sql } from './sql/sql-value.ts';
 
 /** A checked request for a dimension's values, as the compiler takes it. */
 export interface ValuesRequest {
   business: string;
-  dimension: ValueDimension;
+  /** A label dimension (`dimension-values.schemas.ts`): a facts column of its own name. */
+  dimension: DimensionName;
   /** Empty: no restriction. */
   prefix: string;
   /** Null: all time, with no bounds at all. */
