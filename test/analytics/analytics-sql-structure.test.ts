@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import { countedRows } from '../libs/analytics/compile/counted-rows.ts';
-import { compileRows } from '../libs/analytics/compile/query-compiler.ts';
-import { withSettings } from '../libs/analytics/compile/sql/select-clauses.ts';
+import { countedRows } from '../../libs/analytics/compile/counted-rows.ts';
+import { compileRows } from '../../libs/analytics/compile/query-compiler.ts';
+import { withSettings } from '../../libs/analytics/compile/sql/select-clauses.ts';
 import {
   catalogSql,
   ident,
@@ -9,10 +9,10 @@ import {
   render,
   sql,
   wordsIn,
-} from '../libs/analytics/compile/sql/sql-value.ts';
-import { parseQuery, type QueryRequest } from '../libs/analytics/parse/query-parser.ts';
-import { stateBuckets } from '../libs/analytics/period/buckets.ts';
-import { resolveQueryPeriod } from '../libs/analytics/period/date-range.ts';
+} from '../../libs/analytics/compile/sql/sql-value.ts';
+import { parseQuery, type QueryRequest } from '../../libs/analytics/parse/query-parser.ts';
+import { stateBuckets } from '../../libs/analytics/period/buckets.ts';
+import { resolveQueryPeriod } from '../../libs/analytics/period/date-range.ts';
 
 const NOW = new Date('2026-11-22T15:30:00Z');
 
