@@ -6,7 +6,7 @@ const HEIGHT = 300;
 /** Bottom to top: finished work settles at the bottom, the queue sits on top. */
 const STACK = ['completed', 'cancelled', 'in_progress', 'open'];
 const WORDS = {
-  completed: 'Completed in the period',
+  completed: 'Completed',
   cancelled: 'Cancelled',
   in_progress: 'In progress',
   open: 'Open',
@@ -20,41 +20,30 @@ const stackRank = (status) => {
 /** A status in words: the four the service knows by name, anything else as it is. */
 export const statusWords = (status) => WORDS[status] ?? String(status ?? '(none)');
 
-/** Statuses a task is open in: counted by `open_tasks` at each bucket's end. */
-const OPEN = new Set(['open', 'in_progress']);
-
 /**
- * The bands of a cumulative flow diagram from an answer of `open_tasks` and `tasks_completed`
- * by a time dimension and `status`: the open statuses as counted at each bucket's end, and the
- * tasks completed since the period began, growing bucket by bucket. `{x, statuses, counts}`,
- * where `counts[i][j]` is band i at bucket j (0 where no row), in stacking order.
+ * The bands of a cumulative flow diagram from an answer of `tasks_in_status` by a time
+ * dimension and `status`: each status's tasks at each bucket's end, closed ones included, so
+ * finished work only grows. `{x, statuses, counts}`, where `counts[i][j]` is band i at bucket j
+ * (0 where no row), in stacking order.
  */
 export function flowSeries(result) {
   const time = result.timeDimension?.name;
   const x = result.buckets;
   const at = new Map(x.map((key, j) => [key, j]));
-  const open = new Map();
-  const completed = x.map(() => 0);
+  const bands = new Map();
   for (const row of result.rows) {
     const j = at.get(bucketKey(row[time]));
-    if (j === undefined) continue;
-    if (OPEN.has(row.status) && row.open_tasks) {
-      if (!open.has(row.status))
-        open.set(
-          row.status,
-          x.map(() => 0),
-        );
-      open.get(row.status)[j] = row.open_tasks;
-    }
-    completed[j] += row.tasks_completed ?? 0;
+    if (j === undefined || !row.tasks_in_status) continue;
+    if (!bands.has(row.status))
+      bands.set(
+        row.status,
+        x.map(() => 0),
+      );
+    bands.get(row.status)[j] = row.tasks_in_status;
   }
-  for (let j = 1; j < completed.length; j++) completed[j] += completed[j - 1];
-  const bands = [...open].sort(([a], [b]) => stackRank(a) - stackRank(b));
-  const statuses = [
-    ...(completed.some((n) => n > 0) ? ['completed'] : []),
-    ...bands.map(([s]) => s),
-  ];
-  const counts = [...(completed.some((n) => n > 0) ? [completed] : []), ...bands.map(([, c]) => c)];
+  const stacked = [...bands].sort(([a], [b]) => stackRank(a) - stackRank(b));
+  const statuses = stacked.map(([s]) => s);
+  const counts = stacked.map(([, c]) => c);
   // A bucket without a row still has a name: its wall-clock day.
   const labels = new Map(x.map((key) => [key, new Date(key * 1000).toISOString().slice(0, 10)]));
   for (const row of result.rows) labels.set(bucketKey(row[time]), row[time]);

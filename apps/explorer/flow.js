@@ -8,8 +8,8 @@ import { labelOf } from './words.js';
 
 const CYCLE_TIME = ['p50_cycle_time_hours', 'p85_cycle_time_hours', 'p95_cycle_time_hours'];
 const AGING = ['avg_age_hours', 'p85_age_hours'];
-/** Open tasks by status at each bucket's end, and completions, for the cumulative flow. */
-const FLOW_BANDS = ['open_tasks', 'tasks_completed'];
+/** Tasks in each status at each bucket's end, closed ones included: the cumulative flow. */
+const FLOW_BANDS = ['tasks_in_status'];
 const BOTTLENECKS = 10;
 /** One seed for every forecast: the same data shows the same dates on every visit. */
 const FORECAST_SEED = 1;
@@ -132,7 +132,7 @@ export function createFlow({ openTask }) {
       const truncated = result.warnings.some((w) => w.code === 'result_truncated');
       say(
         part.status,
-        `Open tasks by status at the end of each ${grain}, on the tasks completed since the period began${truncated ? '; the answer was cut at the row limit' : ''}.`,
+        `Tasks in each status at the end of each ${grain}, deleted ones left out${truncated ? '; the answer was cut at the row limit' : ''}.`,
       );
     } catch (err) {
       if (mine === generation) say(part.status, reason(err, 'analytics:read'));
@@ -267,11 +267,7 @@ export function createFlow({ openTask }) {
 function renderFlowTable(table, result, grain) {
   const { x, statuses, counts, labels } = flowSeries(result);
   table.replaceChildren(
-    el(
-      'caption',
-      {},
-      `Tasks at the end of each ${grain}: open by status, and completed in the period`,
-    ),
+    el('caption', {}, `Tasks in each status at the end of each ${grain}`),
     el(
       'thead',
       {},

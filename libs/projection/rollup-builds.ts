@@ -2,6 +2,12 @@ import type { ClickHouseClient } from '@clickhouse/client';
 import { ROLLUP_NAMES, type RollupName } from '../analytics/sources/rollups.ts';
 
 /**
+ * What a complete build holds: raised when the rollups gain a column their facts imply (1:
+ * `live_change`), so that a build recorded before is filled again rather than read.
+ */
+export const ROLLUP_HOLDS = 1;
+
+/**
  * Which rollups hold every fact, as recorded in `rollup_builds` (latest row per rollup wins).
  * Queries read the set from memory; it is re-read in the background, so an API process learns
  * within `refreshMs` that another process finished (or started) a backfill.
@@ -36,8 +42,9 @@ export class RollupBuilds {
 
   async refresh(): Promise<void> {
     const result = await this.clickhouse.query({
-      query:
-        'SELECT name FROM rollup_builds GROUP BY name HAVING argMax(complete, completed_at) = 1',
+      query: `SELECT name FROM rollup_builds GROUP BY name
+        HAVING argMax(complete, completed_at) = 1 AND argMax(holds, completed_at) >= {holds:UInt32}`,
+      query_params: { holds: ROLLUP_HOLDS },
       format: 'JSONEachRow',
     });
     const rows = await result.json<{ name: string }>();
@@ -51,7 +58,7 @@ export class RollupBuilds {
     if (names.length === 0) return;
     await this.clickhouse.insert({
       table: 'rollup_builds',
-      values: names.map((name) => ({ name, complete: complete ? 1 : 0 })),
+      values: names.map((name) => ({ name, complete: complete ? 1 : 0, holds: ROLLUP_HOLDS })),
       format: 'JSONEachRow',
     });
     const next = new Set(this.complete);

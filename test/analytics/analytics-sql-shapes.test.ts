@@ -69,6 +69,36 @@ describe('compiled statement per query shape', () => {
     });
   });
 
+  it('tasks in every status sum every change, the open ones counted apart for open_tasks', () => {
+    const compiled = compile({
+      metrics: ['tasks_in_status', 'open_tasks'],
+      dimensions: ['status'],
+      period: 'this_month',
+      timezone: 'UTC',
+    });
+    const change = (sign: string, status: string, kinds: string) =>
+      `SELECT ${INTERVAL}, ${sign} AS sign, ${status} IN ('open', 'in_progress') AS is_open, ${status === 'status' ? 'status' : 'previous_status AS status'} FROM facts WHERE ${SCOPE} AND ${BEFORE} AND kind IN ${kinds}`;
+    expect(compiled.sql).toBe(
+      [
+        [
+          `WITH task_at AS (SELECT {starts:Array(${T})}[k] AS bucket, ${ATS}[k] AS at, status, weight, live FROM (`,
+          'SELECT j, status, sumIf(sign, is_open) AS weight, sum(sign) AS live FROM (',
+          change('1', 'status', "('task_created', 'task_updated')"),
+          ' UNION ALL ',
+          change('-1', 'previous_status', "('task_updated', 'task_deleted')"),
+          ') GROUP BY j, status HAVING weight != 0 OR live != 0',
+          `) ARRAY JOIN range(j + 1, length(${ATS}) + 1) AS k)`,
+        ].join(''),
+        'SELECT status, sum(live) AS tasks_in_status, sum(weight) AS open_tasks',
+        'FROM task_at',
+        'GROUP BY status',
+        'HAVING sum(weight) != 0 OR sum(live) != 0',
+        'ORDER BY status ASC',
+        'LIMIT {limit:UInt32}',
+      ].join('\n'),
+    );
+  });
+
   it('merges flow and state sources row by row, with filters and the caller order', () => {
     const compiled = compile({
       metrics: ['tasks_created', 'blocked_tasks'],

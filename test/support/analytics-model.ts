@@ -216,12 +216,14 @@ export function expected(
   type Group = {
     key: Row;
     flow: ModelFact[];
+    /** Open tasks at each bucket's end; `live`: with tasks_in_status, closed ones too. */
     state: Array<{ f: ModelFact; at: number; blocked: boolean }>;
+    live: ModelFact[];
   };
   const groups = new Map<string, Group>();
   const group = (key: Row) => {
     const id = JSON.stringify(key);
-    if (!groups.has(id)) groups.set(id, { key, flow: [], state: [] });
+    if (!groups.has(id)) groups.set(id, { key, flow: [], state: [], live: [] });
     return groups.get(id) as Group;
   };
   const timeDim = dims.find(isTime);
@@ -252,8 +254,16 @@ export function expected(
       }
       const isOpen = (f: ModelFact | undefined) =>
         !!f && f.kind !== 'task_deleted' && (f.status === 'open' || f.status === 'in_progress');
+      const inStatus = metrics.includes('tasks_in_status');
       for (const f of latest.values()) {
-        if (!isOpen(f) || !passes(filters, (d) => label(d, f, start, tz, period.week))) continue;
+        if (!passes(filters, (d) => label(d, f, start, tz, period.week))) continue;
+        // An edge's fact carries its task's state as it stands, as a task's own facts do.
+        if (inStatus && f.kind !== 'task_deleted') {
+          group(
+            Object.fromEntries(dims.map((d) => [d, label(d, f, start, tz, period.week)])),
+          ).live.push(f);
+        }
+        if (!isOpen(f)) continue;
         const blocked = [...edges].some(
           ([edge, on]) =>
             on && edge.startsWith(`${f.task} `) && isOpen(latest.get(edge.split(' ')[1] as string)),
@@ -274,7 +284,7 @@ export function expected(
     flowFacts.filter((f) => f.kind === 'task_completed').map((f) => `${f.task} ${bucketOf(f.at)}`),
   );
   const futureBuckets = new Set(buckets.filter((b) => b.start >= now).map((b) => b.key));
-  return [...groups.values()].map(({ key, flow, state }) => {
+  return [...groups.values()].map(({ key, flow, state, live }) => {
     const count = (kind: string) => flow.filter((f) => f.kind === kind).length;
     const cycles = flow
       .filter((f) => f.kind === 'task_completed')
@@ -320,6 +330,7 @@ export function expected(
       dependencies_removed: count('dependency_removed'),
       active_assignees: new Set(flow.map((f) => f.assignee).filter(Boolean)).size,
       open_tasks: future ? null : state.length,
+      tasks_in_status: future ? null : live.length,
       overdue_tasks: future
         ? null
         : state.filter(({ f, at }) => f.due !== null && f.due < localDate(at, tz)).length,

@@ -42,6 +42,8 @@ const DIMENSION_SETS: DimensionName[][] = [
 const FLOW = METRIC_NAMES.filter((m) => METRICS[m].source === 'flow');
 const OPEN_COUNTS: MetricName[] = ['open_tasks', 'overdue_tasks'];
 const STATE = METRIC_NAMES.filter((m) => METRICS[m].source === 'state');
+/** Tasks in every status from summed changes, beside the open counts summed from the same. */
+const IN_STATUS: MetricName[] = ['tasks_in_status', ...OPEN_COUNTS];
 /** Every metric every rollup carries: queries the planner can send to any rollup. */
 const ROLLUP_FLOW = METRIC_NAMES.filter(
   (m) => METRICS[m].sql.rollup !== null && METRICS[m].needs.every((need) => need === 'due_dates'),
@@ -123,13 +125,14 @@ function oracleSuite(seed: number, tz: string) {
       }
     };
     for (const period of PERIODS) {
-      it(`${period}: every metric, and open counts by summed changes, by each dimension set`, {
+      it(`${period}: every metric, and open and in-status counts by summed changes, by each dimension set`, {
         timeout: CASE_TIMEOUT,
       }, async () => {
         for (const dims of DIMENSION_SETS) await check(METRIC_NAMES, dims, period);
         // Without blocked_tasks, open and overdue counts come from summed changes of state
         // rather than per-task spans: both ways must agree with the oracle everywhere.
         for (const dims of DIMENSION_SETS) await check(OPEN_COUNTS, dims, period);
+        for (const dims of DIMENSION_SETS) await check(IN_STATUS, dims, period);
       });
     }
     it('flows and states apart', { timeout: CASE_TIMEOUT }, async () => {
@@ -173,6 +176,9 @@ function oracleSuite(seed: number, tz: string) {
       ]);
       await check(OPEN_COUNTS, [], 'all_time', [
         { dimension: 'assignee', op: 'not_contains', values: ['n', 'Y'] },
+      ]);
+      await check(IN_STATUS, ['status', 'week'], 'last_90_days', [
+        { dimension: 'status', op: 'neq', values: ['open'] },
       ]);
     });
   });

@@ -25,13 +25,17 @@ export type MetricSource = 'flow' | 'state';
  * on a rollup, the rows a second view adds with completions' work and blocked times alone
  * (`started`, `timed`, no `facts`), which every rollup answering flows keeps. `task_rows`: one
  * `task_at` row per open task with its `task_created_at`, replayed from facts (no rollup keeps it).
+ * `live_tasks`: `task_at` holds the tasks not deleted in every status as `live`, beside `weight`
+ * (the open ones), so its rows cover closed tasks too; on a rollup, the running sum of
+ * `live_change`, which every rollup keeps.
  */
 export type MetricNeed =
   | 'completed_tasks'
   | 'blocked_at'
   | 'due_dates'
   | 'completion_times'
-  | 'task_rows';
+  | 'task_rows'
+  | 'live_tasks';
 
 export interface MetricDef {
   description: string;
@@ -96,6 +100,9 @@ const work = (aggregate: string) =>
 /** An open task's age at the state's instant, in hours (one `task_at` row per task). */
 const AGE_HOURS =
   '(toUnixTimestamp64Milli(at) - toUnixTimestamp64Milli(task_created_at)) / 3600000';
+/** Over the open tasks' rows only: beside tasks_in_status, `task_at` holds closed tasks too. */
+const age = (aggregate: string) =>
+  `if(sum(weight) = 0, NULL, ${aggregate}(${AGE_HOURS}, weight = 1))`;
 
 /** A completion whose task's blocked time is known (recorded by the write side). */
 const TIMED = `${COMPLETED} AND blocked_ms IS NOT NULL`;
@@ -336,13 +343,26 @@ export const METRICS = {
     needs: [],
     neutral: '0',
   },
+  tasks_in_status: {
+    description:
+      'Tasks in each status at the end of the period (now, if it ends later), deleted ones left out: every status counts, so completed and cancelled tasks accumulate. By `status` with a time dimension it draws a cumulative flow diagram. Every change of a task adds it under its new labels and takes it away under its old ones, so a rollup sums those changes like open_tasks.',
+    unit: 'tasks',
+    type: 'integer',
+    source: 'state',
+    sql: {
+      facts: 'sum(live)',
+      rollup: 'sum(live)',
+    },
+    needs: ['live_tasks'],
+    neutral: '0',
+  },
   avg_age_hours: {
     description:
       'Mean age in hours (the period’s end, or now, minus creation) of the tasks open or in progress at the end of the period: aging work in progress. Read from facts, replaying each task’s history (the rollups keep counts, not creation instants).',
     unit: 'hours',
     type: 'number',
     source: 'state',
-    sql: { facts: `if(count() = 0, NULL, avg(${AGE_HOURS}))`, rollup: null },
+    sql: { facts: age('avgIf'), rollup: null },
     needs: ['task_rows'],
     neutral: 'NULL',
   },
@@ -353,7 +373,7 @@ export const METRICS = {
     type: 'number',
     source: 'state',
     sql: {
-      facts: `if(count() = 0, NULL, quantileExactInclusive(0.85)(${AGE_HOURS}))`,
+      facts: age('quantileExactInclusiveIf(0.85)'),
       rollup: null,
     },
     needs: ['task_rows'],

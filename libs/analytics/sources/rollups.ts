@@ -1,10 +1,11 @@
 import type { DimensionName } from '../catalog/catalog.ts';
 
 /**
- * The pre-aggregated tables kept beside facts (`sql/clickhouse/0004`–`0045`), coarsest first:
+ * The pre-aggregated tables kept beside facts (`sql/clickhouse/0004`–`0057`), coarsest first:
  * the planner takes the first one that answers a query exactly. Each row is one UTC slot ×
  * business × its labels, holding flow counts, signed changes of the open count (with the due
- * dates of the tasks opened and closed) and an exact quantile state of cycle times.
+ * dates of the tasks opened and closed) and of the count of tasks not deleted (`live_change`),
+ * and an exact quantile state of cycle times.
  */
 export interface RollupDef {
   /** Table name, and what `metadata.source` reports. */

@@ -82,16 +82,18 @@ function replayedTables(ctx: SourceContext): SqlValue[] {
     idents(['task_gid', 'dependency_gid', 'kind']),
     and([scope(ctx), raw("kind IN ('dependency_added', 'dependency_removed')"), BEFORE_END]),
   );
+  // With tasks_in_status every task not deleted has a row, `weight` 1 only where it is open.
+  const live = needs(ctx, 'live_tasks');
   return [
     cte('task_at', {
       columns: [
         ...bucketColumns('i'),
         idents(['task_gid', 'business', 'project', 'assignee', 'status', 'due_on', ...aged]),
-        raw('1 AS weight'),
+        live ? raw(`status IN ${OPEN} AS weight, 1 AS live`) : raw('1 AS weight'),
       ],
       from: subquery(taskSpans),
       arrayJoin: BUCKET_INDEXES,
-      where: [raw("kind != 'task_deleted'"), raw(`status IN ${OPEN}`)],
+      where: [raw("kind != 'task_deleted'"), live ? null : raw(`status IN ${OPEN}`)],
     }),
     cte('edge_at', {
       columns: [alias(sql`${ATS}[i]`, 'at'), idents(['task_gid', 'dependency_gid'])],
@@ -105,6 +107,7 @@ function replayedTables(ctx: SourceContext): SqlValue[] {
       from: sql`edge_at INNER JOIN task_at AS dependency ON ${and([
         raw('dependency.at = edge_at.at'),
         raw('dependency.task_gid = edge_at.dependency_gid'),
+        live ? raw('dependency.weight = 1') : null,
       ])}`,
     }),
   ];
@@ -142,33 +145,50 @@ function openTaskCounts(ctx: SourceContext): SqlValue {
   const labels = (Object.keys(BEFORE) as Label[]).filter((label) =>
     label === 'due_on' ? needs(ctx, 'due_dates') : stateLabels(ctx).includes(label),
   );
+  // With tasks_in_status every change counts toward `live`, and toward `weight` where it opens.
+  const live = needs(ctx, 'live_tasks');
   const interval = sql`arrayCount(a -> a <= occurred_at, ${ATS}) AS j`;
-  const change = (sign: string, columns: SqlValue[], condition: string): Select => ({
-    columns: [interval, alias(raw(sign), 'sign'), ...columns],
+  const change = (sign: string, columns: SqlValue[], kinds: string, status: string): Select => ({
+    columns: [
+      interval,
+      alias(raw(sign), 'sign'),
+      ...(live ? [alias(raw(`${status} IN ${OPEN}`), 'is_open')] : []),
+      ...columns,
+    ],
     from: ident('facts'),
-    where: [scope(ctx), BEFORE_END, raw(condition)],
+    where: [
+      scope(ctx),
+      BEFORE_END,
+      raw(`kind IN ${kinds}`),
+      live ? null : raw(`${status} IN ${OPEN}`),
+    ],
   });
-  const added = change(
-    '1',
-    labels.map(ident),
-    `kind IN ('task_created', 'task_updated') AND status IN ${OPEN}`,
-  );
+  const added = change('1', labels.map(ident), "('task_created', 'task_updated')", 'status');
   const removed = change(
     '-1',
     labels.map((label) =>
       BEFORE[label] === label ? ident(label) : alias(ident(BEFORE[label]), label),
     ),
-    `kind IN ('task_updated', 'task_deleted') AND previous_status IN ${OPEN}`,
+    "('task_updated', 'task_deleted')",
+    'previous_status',
   );
   const keys = [ident('j'), ...labels.map(ident)];
   const sums: Select = {
-    columns: [...keys, raw('sum(sign) AS weight')],
+    columns: [
+      ...keys,
+      live ? raw('sumIf(sign, is_open) AS weight, sum(sign) AS live') : raw('sum(sign) AS weight'),
+    ],
     from: subquery(unionAll(added, removed)),
     groupBy: keys,
-    having: raw('weight != 0'),
+    having: live ? raw('weight != 0 OR live != 0') : raw('weight != 0'),
   };
   return cte('task_at', {
-    columns: [...bucketColumns('k'), ...labels.map(ident), ident('weight')],
+    columns: [
+      ...bucketColumns('k'),
+      ...labels.map(ident),
+      ident('weight'),
+      ...(live ? [ident('live')] : []),
+    ],
     from: subquery(sums),
     arrayJoin: sql`range(j + 1, length(${ATS}) + 1) AS k`,
   });

@@ -21,7 +21,8 @@ function overdueBefore(day: SqlValue, dates: string): SqlValue {
  * only the slots before the last instant are read, never a fact. Slot instants (`slot_ats`) are
  * the bucket instants moved up to a slot boundary; due dates are still compared with the day
  * of the true instant. With one instant or several, `overdue` is what the catalog sums, and
- * `blocked` (the blocked changes, summed the same way) where the query asks for blocked_tasks.
+ * `blocked` (the blocked changes, summed the same way) where the query asks for blocked_tasks, and
+ * `live` (the changes of the tasks not deleted, in every status) where it asks for tasks_in_status.
  */
 export function rollupStateTable(ctx: SourceContext): SqlValue {
   return ctx.instants === 1 ? rowsAtOneInstant(ctx) : rowsCarriedToInstants(ctx);
@@ -48,6 +49,7 @@ function rowsRead(ctx: SourceContext): Pick<Select, 'from' | 'where'> {
     'open_change',
     'due_change',
     ...(own.blocked ? ['blocked_change'] : []),
+    ...(needs(ctx, 'live_tasks') ? ['live_change'] : []),
   ].map(ident);
   return {
     from: subquery(
@@ -84,6 +86,7 @@ function rowsAtOneInstant(ctx: SourceContext): SqlValue {
         ? [alias(overdueBefore(sql`${ATS}[1]`, 'due_change'), 'overdue')]
         : []),
       ...(needs(ctx, 'blocked_at') ? [raw('blocked_change AS blocked')] : []),
+      ...(needs(ctx, 'live_tasks') ? [raw('live_change AS live')] : []),
     ],
     ...rowsRead(ctx),
   });
@@ -107,6 +110,7 @@ function rowsCarriedToInstants(ctx: SourceContext): SqlValue {
   const labels = stateLabels(ctx).map(ident);
   const due = needs(ctx, 'due_dates');
   const blocked = needs(ctx, 'blocked_at');
+  const live = needs(ctx, 'live_tasks');
   const sums: Select = {
     columns: [
       sql`arrayCount(a -> a <= slot, ${SLOT_ATS}) AS j`,
@@ -114,6 +118,7 @@ function rowsCarriedToInstants(ctx: SourceContext): SqlValue {
       raw('sum(open_change) AS weight'),
       ...(due ? [raw('sumMap(due_change) AS due')] : []),
       ...(blocked ? [raw('sum(blocked_change) AS blocked')] : []),
+      ...(live ? [raw('sum(live_change) AS live')] : []),
     ],
     ...rowsRead(ctx),
     groupBy: [ident('j'), ...labels],
@@ -121,6 +126,7 @@ function rowsCarriedToInstants(ctx: SourceContext): SqlValue {
       raw('weight != 0'),
       due ? raw('notEmpty(due.1)') : null,
       blocked ? raw('blocked != 0') : null,
+      live ? raw('live != 0') : null,
     ]),
   };
   return cte('task_at', {
@@ -130,6 +136,7 @@ function rowsCarriedToInstants(ctx: SourceContext): SqlValue {
       ident('weight'),
       ...(due ? [alias(overdueBefore(ident('at'), 'due'), 'overdue')] : []),
       ...(blocked ? [ident('blocked')] : []),
+      ...(live ? [ident('live')] : []),
     ],
     from: subquery(sums),
     arrayJoin: sql`range(j + 1, length(${ATS}) + 1) AS k`,

@@ -30,7 +30,14 @@ export function stateSource(ctx: SourceContext): Select {
     from: blocked ? raw('task_at LEFT JOIN blocked_at USING (at, task_gid)') : ident('task_at'),
     where: filterConditions(ctx.filters, 'bucket', ctx.weekStart),
     groupBy: groupTerms(ctx),
-    // Labels whose tasks have all closed sum to nothing: no row, as for labels never open.
-    ...(ctx.dimensions.length > 0 ? { having: raw('sum(weight) != 0') } : {}),
+    // Labels whose tasks have all closed sum to nothing: no row, as for labels never open
+    // (with tasks_in_status, whose tasks were all deleted).
+    ...(ctx.dimensions.length > 0
+      ? {
+          having: needs(ctx, 'live_tasks')
+            ? raw('sum(weight) != 0 OR sum(live) != 0')
+            : raw('sum(weight) != 0'),
+        }
+      : {}),
   };
 }

@@ -1,0 +1,24 @@
+-- Each task fact adds a task under its new labels (+1) and, when it changes or deletes a task,
+-- takes one away under the labels before it (-1), whatever the status: the running sum is the
+-- tasks not deleted in each status. A view of its own leaves the rollup's first view as it was.
+CREATE MATERIALIZED VIEW IF NOT EXISTS rollup_labels_all_live_mv TO rollup_labels_all AS
+SELECT
+    business,
+    toDateTime(0, 'UTC') AS slot,
+    label_project AS project,
+    label_assignee AS assignee,
+    label_status AS status,
+    sum(side) AS live_change
+FROM
+(
+    SELECT
+        *,
+        side,
+        if(side = 1, project, previous_project) AS label_project,
+        if(side = 1, assignee, previous_assignee) AS label_assignee,
+        if(side = 1, status, previous_status) AS label_status
+    FROM facts
+    ARRAY JOIN arrayFilter(s -> (s = 1 AND kind IN ('task_created', 'task_updated')) OR (s = -1 AND kind IN ('task_updated', 'task_deleted')), CAST([1, -1] AS Array(Int64))) AS side
+    WHERE kind IN ('task_created', 'task_updated', 'task_deleted')
+)
+GROUP BY business, slot, label_project, label_assignee, label_status
