@@ -3,13 +3,13 @@
 // cancelled, a deleted one counted nowhere once deleted. Every source must agree: facts both ways
 // (summed changes alone, replayed histories beside ages) and the rollups' summed changes.
 import { describe, expect, it } from 'vitest';
-import type { QueryRequest } from '../libs/analytics/parse/query-parser.ts';
-import { prepareQuery, runQuery } from '../libs/analytics/query.service.ts';
-import { migrateClickHouse, openClickHouse } from '../libs/storage/clickhouse.ts';
-import { createTask, deleteTask, updateTask } from '../libs/tasks/task.service.ts';
-import type { TaskStatus } from '../libs/tasks/task-status.ts';
-import { analyticsDeps, projectAll } from './support/analytics.ts';
-import { tempDir, useMigratedPostgres } from './support/engines.ts';
+import type { QueryRequest } from '../../libs/analytics/parse/query-parser.ts';
+import { prepareQuery, runQuery } from '../../libs/analytics/query.service.ts';
+import { migrateClickHouse, openClickHouse } from '../../libs/storage/clickhouse.ts';
+import { createTask, deleteTask, updateTask } from '../../libs/tasks/task.service.ts';
+import type { TaskStatus } from '../../libs/tasks/task-status.ts';
+import { analyticsDeps, projectAll } from '../support/analytics.ts';
+import { tempDir, useMigratedPostgres } from '../support/engines.ts';
 
 const BUSINESS = 'flow-states';
 const MASTER = { kind: 'master' } as const;

@@ -4,20 +4,20 @@
 import fs from 'node:fs/promises';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import type { QueryRequest } from '../libs/analytics/parse/query-parser.ts';
-import { runQuery } from '../libs/analytics/query.service.ts';
-import { ROLLUP_NAMES, type SourceName } from '../libs/analytics/sources/rollups.ts';
-import { generateFacts } from '../libs/demo/fact-generator.ts';
-import { backfillRollups } from '../libs/projection/rollup-backfill.ts';
-import { RollupBuilds, rollupsNeedingBackfill } from '../libs/projection/rollup-builds.ts';
+import type { QueryRequest } from '../../libs/analytics/parse/query-parser.ts';
+import { runQuery } from '../../libs/analytics/query.service.ts';
+import { ROLLUP_NAMES, type SourceName } from '../../libs/analytics/sources/rollups.ts';
+import { generateFacts } from '../../libs/demo/fact-generator.ts';
+import { backfillRollups } from '../../libs/projection/rollup-backfill.ts';
+import { RollupBuilds, rollupsNeedingBackfill } from '../../libs/projection/rollup-builds.ts';
 import {
   CLICKHOUSE_MIGRATIONS_DIR,
   migrateClickHouse,
   openClickHouse,
-} from '../libs/storage/clickhouse.ts';
-import { analyticsDeps } from './support/analytics.ts';
-import { tempDir, useMigratedPostgres } from './support/engines.ts';
-import { expectRollupsMatchFacts } from './support/projection-invariants.ts';
+} from '../../libs/storage/clickhouse.ts';
+import { analyticsDeps } from '../support/analytics.ts';
+import { tempDir, useMigratedPostgres } from '../support/engines.ts';
+import { expectRollupsMatchFacts } from '../support/projection-invariants.ts';
 
 const NOW = new Date(Date.now() + 3_600_000);
 /** The first migration of the live changes: the schema before it is the older installation's. */
