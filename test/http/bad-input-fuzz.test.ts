@@ -131,7 +131,7 @@ describe('no input breaks the service', () => {
     junk,
   );
 
-  it('POST /api/v1/query', async () => {
+  it('POST /api/v1/query', { timeout: 180_000 }, async () => {
     const filter = fc.record(
       {
         dimension: nameOr(DIMENSION_NAMES),

@@ -98,12 +98,12 @@ describe('rollups kept exactly once with facts', () => {
   });
 
   it('fills rollups over an older installation while the projector keeps writing, and answers from facts until then', {
-    timeout: 180_000,
+    timeout: 300_000,
   }, async () => {
     const ch = await openPreRollupClickHouse(`${await tempDir()}/ch`);
     try {
       // Facts from before the upgrade: generated straight into ClickHouse and projected ones.
-      await generateFacts(ch.client, { facts: 10_000, seed: 3, businesses: 4, now: NOW });
+      await generateFacts(ch.client, { facts: 4_000, seed: 3, businesses: 4, now: NOW });
       for (let i = 0; i < 40; i++)
         await appendFacts(scratch.pg.db, [factFor(`up${i % 2}`, `u${i}`)]);
       const project = { db: scratch.pg.db, clickhouse: ch.client, batchSize: 7 };
@@ -135,6 +135,9 @@ describe('rollups kept exactly once with facts', () => {
         for (let i = 0; writing; i++) {
           await appendFacts(scratch.pg.db, [factFor(`up${i % 2}`, `during${i}`)]);
           await drainOutbox(project);
+          // A steady trickle, not a flood: the engine runs one statement at a time, and the
+          // backfill's own batches must get their turns on a busy machine too.
+          await new Promise((resolve) => setTimeout(resolve, 20));
         }
       })();
       const progress: number[] = [];
@@ -148,7 +151,7 @@ describe('rollups kept exactly once with facts', () => {
       await writer;
       await drainOutbox(project);
 
-      expect(facts).toBeGreaterThanOrEqual(10_040);
+      expect(facts).toBeGreaterThanOrEqual(4_040);
       expect(progress.length).toBeGreaterThan(2);
       expect([...builds.ready()].sort()).toEqual([...ROLLUP_NAMES].sort());
       await expectRollupsMatchFacts(ch.client);
