@@ -76,6 +76,14 @@ export const QUERIES: Array<[string, QueryRequest]> = [
     },
   ],
   [
+    'cumulative flow: tasks in each status by week, 90 d',
+    {
+      metrics: ['tasks_in_status'],
+      dimensions: ['week', 'status'],
+      period: 'last_90_days',
+    },
+  ],
+  [
     'age of open work by week, 90 d, 1 biz',
     {
       metrics: ['avg_age_hours', 'p85_age_hours'],
