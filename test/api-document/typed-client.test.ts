@@ -191,7 +191,7 @@ describe('a client generated from /openapi.json, used with no extra type argumen
     ];
     const accepted = "{ metrics: ['tasks_created'], date_range: ['2026-01-01', '2026-01-31'] }";
     const bodies = `import createClient from 'openapi-fetch';
-import type { paths } from '../schema.ts';
+import type { paths } from './schema.ts';
 
 const client = createClient<paths>({});
 ${refused.map((body) => `// @ts-expect-error\nawait client.POST('/api/v1/query', { body: ${body} });`).join('\n')}

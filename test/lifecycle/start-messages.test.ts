@@ -64,7 +64,7 @@ describe('logs on a terminal', () => {
     const dataDir = await tempDir();
     // `script` gives the process a pseudo-terminal, as a person starting it has.
     const program = [
-      "const { createLogger } = await import('../libs/observability/logger.ts');",
+      "const { createLogger } = await import('./libs/observability/logger.ts');",
       "createLogger('info').info({ role: 'all' }, 'cairn started');",
     ].join(' ');
     const command = `${process.execPath} --import tsx --input-type=module -e "${program}"`;
