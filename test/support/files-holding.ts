@@ -5,12 +5,20 @@ import path from 'node:path';
 export async function filesHolding(dir: string, text: string): Promise<string[]> {
   const needle = Buffer.from(text);
   const found: string[] = [];
-  for (const entry of await fs.readdir(dir, { recursive: true, withFileTypes: true })) {
-    if (!entry.isFile()) continue;
-    const file = path.join(entry.parentPath, entry.name);
-    // A file removed meanwhile (a part the engine let go of) holds nothing.
-    const bytes = await fs.readFile(file).catch(() => undefined);
-    if (bytes?.includes(needle)) found.push(path.relative(dir, file));
-  }
+  const walk = async (at: string): Promise<void> => {
+    // A folder or file removed meanwhile (a part the engine let go of) holds nothing.
+    const entries = await fs.readdir(at, { withFileTypes: true }).catch(() => []);
+    for (const entry of entries) {
+      const file = path.join(at, entry.name);
+      if (entry.isDirectory()) {
+        await walk(file);
+        continue;
+      }
+      if (!entry.isFile()) continue;
+      const bytes = await fs.readFile(file).catch(() => undefined);
+      if (bytes?.includes(needle)) found.push(path.relative(dir, file));
+    }
+  };
+  await walk(dir);
   return found;
 }
