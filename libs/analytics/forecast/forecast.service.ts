@@ -2,7 +2,12 @@ import { randomInt } from 'node:crypto';
 import { ValidationError } from '../../http/errors.ts';
 import type { QueryFilter, QueryRequest } from '../parse/query-parser.ts';
 import { TooManyBucketsError } from '../period/buckets.ts';
-import { type AnalyticsDeps, type QueryContext, runQuery } from '../query.service.ts';
+import {
+  type AnalyticsDeps,
+  type QueryContext,
+  type QueryResponse,
+  runQuery,
+} from '../query.service.ts';
 import { type ForecastRequest, MAX_SEED } from './forecast.schemas.ts';
 import { HORIZON_DAYS, simulateCompletion } from './monte-carlo.ts';
 
@@ -84,16 +89,20 @@ export async function forecastCompletion(
   };
   const history: Partial<QueryRequest> =
     typeof input.history === 'string' ? { period: input.history } : { date_range: input.history };
-  const [past, now] = await Promise.all([
+  const settled = await Promise.allSettled([
     runQuery(
       deps,
       { ...common, ...history, metrics: ['tasks_completed'], dimensions: ['day'] },
       ctx,
     ),
     runQuery(deps, { ...common, metrics: ['open_tasks'], period: 'today' }, ctx),
-  ]).catch((error: unknown) => {
-    throw inForecast(error, input.filters?.length ?? 0);
-  });
+  ]);
+  // The history's refusal first, whichever query failed sooner: a bad history is a 422
+  // whatever else is wrong, as `/query` checks the request before it looks anything up.
+  const [past, now] = settled.map((run) => {
+    if (run.status === 'rejected') throw inForecast(run.reason, input.filters?.length ?? 0);
+    return run.value;
+  }) as [QueryResponse, QueryResponse];
   const period = (past.metadata.query as { period: Record<string, string> }).period;
   const zone = period.timezone as string;
   const incomplete = past.metadata.incomplete_from as string | null;
