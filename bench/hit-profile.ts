@@ -8,6 +8,7 @@ import path from 'node:path';
 import { startCairn } from '../apps/server/cairn.ts';
 import { loadBenchFacts } from './bench-facts.ts';
 import { benchConfig, benchReader } from './bench-reader.ts';
+import { httpCall } from './http-call.ts';
 import { percentile } from './percentile.ts';
 
 const dataDir = await fs.mkdtemp(path.join(os.tmpdir(), 'cairn-hit-'));
@@ -21,31 +22,13 @@ const { token } = await benchReader(
 );
 const body = JSON.stringify({ metrics: ['tasks_created'], dimensions: ['day'], business: 'biz-3' });
 const agent = new http.Agent({ keepAlive: true, maxSockets: 1 });
-const url = new URL(`${cairn.url}/api/v1/query`);
-const ask = () =>
-  new Promise<{ ms: number; cache: string }>((resolve, reject) => {
-    const started = performance.now();
-    const req = http.request(
-      url,
-      {
-        method: 'POST',
-        agent,
-        headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
-      },
-      (res) => {
-        const chunks: Buffer[] = [];
-        res.on('data', (c) => chunks.push(c));
-        res.on('end', () =>
-          resolve({
-            ms: performance.now() - started,
-            cache: JSON.parse(Buffer.concat(chunks).toString()).metadata?.cache,
-          }),
-        );
-      },
-    );
-    req.on('error', reject);
-    req.end(body);
-  });
+const url = `${cairn.url}/api/v1/query`;
+const headers = { authorization: `Bearer ${token}`, 'content-type': 'application/json' };
+const ask = async () => {
+  const started = performance.now();
+  const answer = await httpCall(agent, 'POST', url, headers, body);
+  return { ms: performance.now() - started, cache: JSON.parse(answer.body).metadata?.cache };
+};
 await ask();
 // Only the hits: `PROFILE=file` writes their CPU profile there.
 const session = process.env.PROFILE ? new Session() : undefined;

@@ -16,6 +16,7 @@ import { type AnalyticsDeps, prepareQuery } from '../libs/analytics/query.servic
 import type { SourceName } from '../libs/analytics/sources/rollups.ts';
 import { loadBenchFacts } from './bench-facts.ts';
 import { benchConfig, benchReader } from './bench-reader.ts';
+import { httpCall } from './http-call.ts';
 import { textOption } from './options.ts';
 import { percentile } from './percentile.ts';
 
@@ -177,7 +178,13 @@ async function timeCacheHits(
   /** Times one request; past the first (which fills the cache) it must be answered as a hit. */
   const ask = async (mustHit: boolean) => {
     const started = performance.now();
-    const response = await post(agent, `${url}/api/v1/query`, headers, JSON.stringify(request));
+    const response = await httpCall(
+      agent,
+      'POST',
+      `${url}/api/v1/query`,
+      headers,
+      JSON.stringify(request),
+    );
     const ms = performance.now() - started;
     const cache = JSON.parse(response.body).metadata?.cache;
     if (mustHit && cache !== 'hit') {
@@ -250,7 +257,7 @@ async function timeAll(
   for (let round = 0; round < times + 2; round++) {
     const engineMs = await engineRun(planned.compiled);
     const started = performance.now();
-    const response = await post(agent, `${url}/api/v1/query`, headers, body);
+    const response = await httpCall(agent, 'POST', `${url}/api/v1/query`, headers, body);
     if (response.status !== 200) throw new Error(`The service answered ${response.status}`);
     const serviceMs = performance.now() - started;
     answer = JSON.parse(response.body);
@@ -281,26 +288,4 @@ async function timeAll(
     onFacts: summary(samples.onFacts),
     factsRefused,
   };
-}
-
-/** POSTs `body` and resolves with the status and the whole answer. */
-function post(
-  agent: http.Agent,
-  url: string,
-  headers: Record<string, string>,
-  body: string,
-): Promise<{ status: number; body: string }> {
-  return new Promise((resolve, reject) => {
-    const request = http.request(url, { method: 'POST', headers, agent }, (response) => {
-      let text = '';
-      response.setEncoding('utf8');
-      response.on('data', (chunk: string) => {
-        text += chunk;
-      });
-      response.on('end', () => resolve({ status: response.statusCode ?? 0, body: text }));
-      response.on('error', reject);
-    });
-    request.on('error', reject);
-    request.end(body);
-  });
 }
