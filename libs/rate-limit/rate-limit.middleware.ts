@@ -23,11 +23,15 @@ export function rateLimitMiddleware(
   const addressOf = (req: Request) => () => req.ip ?? req.socket.remoteAddress ?? 'unknown';
   /** An embed's page and answers are charged to the embed token, whoever fetches them. */
   const callerOf = (req: Request): RateCaller => embedCaller(req.path) ?? req.principal;
-  const charge = async (req: Request, res: Response): Promise<RateDecision> => {
+  const charge = async (
+    req: Request,
+    res: Response,
+    caller: RateCaller = callerOf(req),
+  ): Promise<RateDecision> => {
     const address = addressOf(req);
     const decision = isUncharged(req.path)
-      ? await limiter.peek(callerOf(req), address)
-      : await limiter.consume(callerOf(req), address);
+      ? await limiter.peek(caller, address)
+      : await limiter.consume(caller, address);
     return report(res, decision);
   };
   const report = (res: Response, decision: RateDecision): RateDecision => {
@@ -49,12 +53,11 @@ export function rateLimitMiddleware(
   };
 
   /**
-   * An embed path's token is its caller, so made-up tokens would each get a fresh budget: a
+   * On an embed path: its token is its caller, so made-up tokens would each get a fresh budget: a
    * token the service refuses (401) is charged to the address too, at the anonymous rate, and
    * an address that has spent that budget is refused before its token is looked up.
    */
   const guessing = async (req: Request, res: Response): Promise<RateDecision | undefined> => {
-    if (embedCaller(req.path) === undefined) return undefined;
     const address = addressOf(req);
     res.once('finish', () => {
       if (res.statusCode === 401) limiter.consume(undefined, address).catch(() => {});
@@ -65,12 +68,13 @@ export function rateLimitMiddleware(
 
   const limit = async (req: Request, res: Response, next: NextFunction): Promise<void> => {
     try {
-      const spent = await guessing(req, res);
-      if (spent !== undefined) {
+      const embed = embedCaller(req.path);
+      const spent = embed && (await guessing(req, res));
+      if (spent) {
         next(refused(spent, 'Too many refused embed tokens from this address'));
         return;
       }
-      const decision = await charge(req, res);
+      const decision = await charge(req, res, embed ?? req.principal);
       if (decision.allowed) {
         next();
         return;
