@@ -57,8 +57,12 @@ export interface ConnectionStates {
    * may find the client's next request already there.
    */
   closeIfIdle(socket: Socket): void;
-  /** `closeIfIdle` for every connection without a request in flight (a drain's sweep). */
-  closeIdle(): void;
+  /**
+   * `closeIfIdle` for every connection its client can no longer mean to send on: silent for
+   * `FRESH_GRACE_MS` since it opened, or idle past the announced keep-alive window (a drain's
+   * sweep: closing one inside the window races the client's next request, which it sees reset).
+   */
+  closeSpent(): void;
 }
 
 const shared = new WeakMap<Server, ConnectionStates>();
@@ -112,6 +116,12 @@ export function shareConnections(server: Server, limits: ConnectionShareLimits):
   const mayLeave = (connection: Connection, now: number): boolean => {
     if (connection.leaving) return false;
     if (connection.socket.bytesRead > connection.readWhenWaiting) return true;
+    return spent(connection, now);
+  };
+
+  /** Nothing has arrived on it for longer than its client could still mean to send something. */
+  const spent = (connection: Connection, now: number): boolean => {
+    if (connection.socket.bytesRead > connection.readWhenWaiting) return false;
     const grace = connection.answered === 0 ? FRESH_GRACE_MS : limits.keepAliveMs;
     return now - connection.waitingSince >= grace;
   };
@@ -221,10 +231,11 @@ export function shareConnections(server: Server, limits: ConnectionShareLimits):
       if (!connection) socket.destroy();
       else if (connection.responses.length === 0 && !connection.leaving) leave(connection);
     },
-    closeIdle() {
+    closeSpent() {
+      const now = Date.now();
       for (const holder of holders.values()) {
         for (const connection of holder.waiting.values()) {
-          if (!connection.leaving) leave(connection);
+          if (!connection.leaving && spent(connection, now)) leave(connection);
         }
       }
     },

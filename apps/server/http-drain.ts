@@ -2,8 +2,8 @@ import type { Server, ServerResponse } from 'node:http';
 import net from 'node:net';
 import { connectionStates } from './connection-share.ts';
 
-/** How long an idle keep-alive connection may still bring one last request during a drain. */
-const IDLE_GRACE_MS = 1_000;
+/** How often a drain looks for idle connections whose clients can no longer use them. */
+const SWEEP_MS = 100;
 
 export interface HttpDrain {
   readonly draining: boolean;
@@ -16,12 +16,14 @@ export interface HttpDrain {
 /**
  * Graceful HTTP shutdown. Closing an idle keep-alive socket races with a client that is just
  * sending its next request on it (the client sees a reset, the request is lost), and
- * `http.Server#close` does exactly that at once. So the drain only stops accepting at first;
- * every response from then on says `Connection: close`, which moves busy clients to a new
- * connection (refused) on their own; only after a grace period are sockets that stayed idle
- * closed, each only if nothing has arrived on it by the time the event loop has read what the
- * kernel holds (connection-share.ts). Sockets with a request in flight are never cut: the
- * deadline in main.ts bounds that. Made before the server, so readiness can ask it whether
+ * `http.Server#close` does exactly that at once. So the drain only stops accepting; every
+ * response from then on says `Connection: close`, which moves busy clients to a new
+ * connection (refused) on their own; an idle socket is closed only once its client can no
+ * longer mean to use it (past the announced keep-alive window, which undici and Node's agent
+ * keep a second or two inside), and only if nothing has arrived on it by the time the event
+ * loop has read what the kernel holds (connection-share.ts). Closing idle sockets any sooner
+ * reset a pooled client's request on a loaded machine. Sockets with a request in flight are
+ * never cut: the deadline in main.ts bounds the whole drain. Made before the server, so readiness can ask it whether
  * the server drains.
  */
 export function httpDrain(): HttpDrain {
@@ -50,17 +52,12 @@ export function httpDrain(): HttpDrain {
       const closed = new Promise<void>((resolve) =>
         net.Server.prototype.close.call(served, () => resolve()),
       );
+      // Without the share's states, Node's own keep-alive timer closes idle sockets.
       const states = connectionStates(served);
-      const closeIdle = () => (states ? states.closeIdle() : served.closeIdleConnections());
-      let sweep: NodeJS.Timeout | undefined;
-      const grace = setTimeout(() => {
-        closeIdle();
-        sweep = setInterval(closeIdle, 50);
-      }, IDLE_GRACE_MS);
+      const sweep = states ? setInterval(() => states.closeSpent(), SWEEP_MS) : undefined;
       try {
         await closed;
       } finally {
-        clearTimeout(grace);
         clearInterval(sweep);
       }
     },

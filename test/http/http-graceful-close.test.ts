@@ -1,6 +1,7 @@
 import type http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
+import { httpDrain } from '../../apps/server/http-drain.ts';
 import { createHttpServer } from '../../apps/server/http-server.ts';
 import { useCairn } from '../support/cairn.ts';
 import { waitFor } from '../support/engines.ts';
@@ -25,7 +26,10 @@ describe('connections closed without cutting a request', () => {
     server = undefined;
   });
 
-  async function serve(keepAliveTimeoutMs: number): Promise<string> {
+  async function serve(
+    keepAliveTimeoutMs: number,
+    drain?: ReturnType<typeof httpDrain>,
+  ): Promise<string> {
     server = createHttpServer(cairn.app, {
       headersTimeoutMs: 10_000,
       requestTimeoutMs: 30_000,
@@ -33,6 +37,7 @@ describe('connections closed without cutting a request', () => {
       maxConnections: 100,
     });
     const listening = server;
+    drain?.track(listening);
     await new Promise<void>((resolve) => listening.listen(0, '127.0.0.1', resolve));
     return `http://127.0.0.1:${(listening.address() as AddressInfo).port}`;
   }
@@ -87,5 +92,35 @@ describe('connections closed without cutting a request', () => {
       type: 'urn:cairn:problem:request-header-fields-too-large',
       status: 431,
     });
+  }, 60_000);
+
+  it('drains without closing an idle connection its client may still send on', async () => {
+    const drain = httpDrain();
+    const url = await serve(3_000, drain);
+    const request = 'GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n';
+    const reused = openSocket(url);
+    const idle = openSocket(url);
+    for (const { socket, state } of [reused, idle]) {
+      socket.write(request);
+      await waitFor(async () => state.received.includes('"ok"'));
+    }
+    const answeredAt = Date.now();
+    let drained = 0;
+    const draining = drain.drain().then(() => {
+      drained = Date.now();
+    });
+    // Well inside the announced window, as a pooled client sends its next request: answered,
+    // and told that this answer is the connection's last.
+    await new Promise((resolve) => setTimeout(resolve, 1_500));
+    expect(reused.state.closed).toBe(false);
+    reused.socket.write(request);
+    await waitFor(async () => reused.state.closed, { timeoutMs: 10_000 });
+    expect(reused.state.received.match(/HTTP\/1.1 200/g)).toHaveLength(2);
+    expect(reused.state.received).toContain('Connection: close');
+    // The connection that stays idle is closed once the window has passed, and the drain ends.
+    await draining;
+    await waitFor(async () => idle.state.closed);
+    expect(drained - answeredAt).toBeGreaterThanOrEqual(3_000);
+    expect(idle.state.received.match(/HTTP\/1.1 200/g)).toHaveLength(1);
   }, 60_000);
 });
