@@ -6,6 +6,7 @@ import type { Admission } from './execute/admission.ts';
 import type { ChangeMark, Freshness, NewFacts } from './execute/answer-freshness.ts';
 import {
   AnswerReuse,
+  type Computed,
   type Kept,
   type Reading,
   type Reuse,
@@ -104,9 +105,9 @@ export interface QueryContext {
 }
 
 /**
- * Parse → resolve the period → plan the statements → run them, or reuse an answer that still
- * holds → shape the rows (zero-fill, page, compare) → describe. Totals run beside the rows; a
- * comparison needs the page's labels.
+ * The request's stages, in the order they run: what the read side holds now → parse, period
+ * and plan → the statements' answers (kept ones that still hold, the rest run) → shaped rows
+ * and metadata. Totals run beside the rows; a comparison needs the page's labels.
  */
 export async function runQuery(
   deps: AnalyticsDeps,
@@ -115,13 +116,30 @@ export async function runQuery(
 ): Promise<QueryResponse> {
   const started = performance.now();
   const now = deps.now();
-  // Read before the engine runs, so the answer reflects at least the facts it names.
+  // 1. Read before the engine runs, so the answer reflects at least the facts it names.
   const freshness = await deps.freshness(now);
   const reading: Reading = { watermark: freshness.watermark, changes: freshness.changes ?? null };
+  // 2. Parse → period → plan (sources decided, statements compiled).
   const plan = await prepareQuery(deps, request, ctx.businesses, now, {
     force: ctx.source,
     reading,
   });
+  // 3. Answers: reused where they hold, run through admission and the cache otherwise.
+  const { parts, reuse } = await answerParts(deps, plan, ctx, { now, reading });
+  // 4. Shape: zero-fill, page, compare, describe.
+  return shapeAnswer(deps, plan, parts, { now, started, freshness, reuse });
+}
+
+/**
+ * The plan's statements answered: a kept answer's parts that still hold are reused, the rest
+ * run under one admission and one time budget. Callers asking the same at once share one run.
+ */
+async function answerParts(
+  deps: AnalyticsDeps,
+  plan: PreparedQuery,
+  ctx: QueryContext,
+  { now, reading }: { now: Date; reading: Reading },
+): Promise<{ parts: Parts; reuse: Reuse }> {
   const executor =
     deps.executor ??
     new QueryExecutor({
@@ -136,33 +154,26 @@ export async function runQuery(
     source: plan.source,
     period: [plan.period.from, plan.period.to],
   });
-  const { parts, reuse } = await executor.answers.answer<Parts>(
-    key,
-    reading,
-    now.getTime(),
-    async (kept) => {
-      const held = kept && reusable ? await whatHolds(deps, plan, kept, reading, now) : null;
-      // One admission and one time budget for every statement of the query.
-      const queryRun = executor.begin({
-        signal: ctx.signal,
-        principal: ctx.principal ?? 'anonymous',
-        useCache,
-        watermark: freshness.watermark,
-        businesses: plan.businesses,
-      });
-      try {
-        return await computeParts(plan, queryRun, now, {
-          reusable,
-          maxRows: deps.maxRows,
-          held,
-        });
-      } finally {
-        queryRun.close();
-      }
-    },
-    { fresh: !useCache, signal: ctx.signal, tags: cacheTags(plan.businesses) },
-  );
-  return shapeAnswer(deps, plan, parts, { now, started, freshness, reuse });
+  const compute = async (kept: Kept<Parts> | undefined): Promise<Computed<Parts>> => {
+    const held = kept && reusable ? await whatHolds(deps, plan, kept, reading, now) : null;
+    const queryRun = executor.begin({
+      signal: ctx.signal,
+      principal: ctx.principal ?? 'anonymous',
+      useCache,
+      watermark: reading.watermark,
+      businesses: plan.businesses,
+    });
+    try {
+      return await computeParts(plan, queryRun, now, { reusable, maxRows: deps.maxRows, held });
+    } finally {
+      queryRun.close();
+    }
+  };
+  return executor.answers.answer<Parts>(key, reading, now.getTime(), compute, {
+    fresh: !useCache,
+    signal: ctx.signal,
+    tags: cacheTags(plan.businesses),
+  });
 }
 
 /**
