@@ -1,0 +1,43 @@
+import { render, type SqlValue } from '../../libs/analytics/compile/sql/sql-value.ts';
+
+/*
+ * The text of a `.sql` snapshot: each statement under a `-- title` line, ended by `;`, with what
+ * is bound to its placeholders in a comment block below it, so a diff shows a change of text and
+ * a change of values side by side.
+ */
+
+/** A compiled statement: its text and the values bound to its placeholders. */
+export interface Bound {
+  sql: string;
+  params: Record<string, unknown>;
+}
+
+const comment = (lines: string[]) => lines.map((line) => `-- ${line}`.trimEnd());
+
+/** A statement with its bound values, one `name = JSON` line each. */
+export function boundText(title: string, statement: Bound): string {
+  const values = Object.entries(statement.params).map(
+    ([name, value]) => `  ${name} = ${JSON.stringify(value)}`,
+  );
+  return [
+    ...comment([title]),
+    `${statement.sql};`,
+    ...comment(values.length > 0 ? ['params:', ...values] : ['params: none']),
+  ].join('\n');
+}
+
+/** A builder's piece (a clause, a CTE): its text and each placeholder's type. */
+export function pieceText(title: string, value: SqlValue): string {
+  const { sql, parameters } = render(value);
+  const types = Object.entries(parameters).map(([name, type]) => `  ${name}: ${type}`);
+  return [
+    ...comment([title]),
+    sql,
+    ...comment(types.length > 0 ? ['placeholders:', ...types] : ['placeholders: none']),
+  ].join('\n');
+}
+
+/** One snapshot file: a heading, then its sections a blank line apart. */
+export function snapshotFile(heading: string[], sections: string[]): string {
+  return `${[comment(heading).join('\n'), ...sections].join('\n\n')}\n`;
+}
