@@ -1,3 +1,4 @@
+import { expect } from 'vitest';
 import { render, type SqlValue } from '../../libs/analytics/compile/sql/sql-value.ts';
 
 /*
@@ -41,3 +42,9 @@ export function pieceText(title: string, value: SqlValue): string {
 export function snapshotFile(heading: string[], sections: string[]): string {
   return `${[comment(heading).join('\n'), ...sections].join('\n\n')}\n`;
 }
+
+/** A compiled statement as `__snapshots__/query-shapes/<name>.sql` beside the calling test. */
+export const queryShapeSnapshot = (name: string, statement: Bound): Promise<void> =>
+  expect(boundText(name, statement)).toMatchFileSnapshot(
+    `./__snapshots__/query-shapes/${name}.sql`,
+  );
