@@ -54,13 +54,15 @@ import { parseQuery, type QueryRequest } from '../../libs/analytics/parse/query-
 import { stateBuckets, timeBuckets } from '../../libs/analytics/period/buckets.ts';
 import { resolveQueryPeriod } from '../../libs/analytics/period/date-range.ts';
 import { resolvePeriod } from '../../libs/analytics/period/period.ts';
+import type { ClickHouse } from '../../libs/storage/clickhouse.ts';
 import {
-  type ClickHouse,
-  migrateClickHouse,
-  openClickHouse,
-} from '../../libs/storage/clickhouse.ts';
-import { tempDir } from '../support/engines.ts';
-import { type Bound, boundText, pieceText, snapshotFile } from '../support/sql-snapshot.ts';
+  answerOf,
+  type Bound,
+  boundText,
+  engineWithOneFact,
+  pieceText,
+  snapshotFile,
+} from '../support/sql-snapshot.ts';
 
 /*
  * What each SQL builder of libs/analytics/compile/ makes of a representative input, one `.sql`
@@ -69,6 +71,8 @@ import { type Bound, boundText, pieceText, snapshotFile } from '../support/sql-s
  */
 
 const NOW = new Date('2026-11-25T10:30:00Z');
+/** The one fact the statements run over on chDB. */
+const FACT_AT = new Date('2026-11-24T09:00:00Z');
 const SCOPE = sql`business IN ${BUSINESSES}`;
 
 /** A compiled query as the planner would ask for it, on `source`. */
@@ -446,15 +450,29 @@ describe('SQL builders', () => {
 describe('SQL builder statements on chDB', () => {
   let ch: ClickHouse;
   beforeAll(async () => {
-    ch = await openClickHouse({ dataDir: `${await tempDir()}/ch` });
-    await migrateClickHouse(ch.client);
+    ch = await engineWithOneFact(FACT_AT);
   }, 300_000);
   afterAll(async () => ch?.close());
 
   const all = Object.values(STATEMENTS).flat();
-  it.each(all)('runs: %s', async (_title, { sql: query, params }) => {
-    const result = await ch.client.query({ query, query_params: params, format: 'JSONEachRow' });
-    expect(Array.isArray(await result.json())).toBe(true);
+  it.each(all)('runs: %s', async (_title, statement) => {
+    await expect(answerOf(ch, statement)).resolves.toBeInstanceOf(Array);
+  });
+
+  it('finds the one fact by its labels, its prefix and its instant', async () => {
+    const first = (name: string): Bound => {
+      const entry = STATEMENTS[name]?.[0];
+      if (!entry) throw new Error(`no statement of ${name}`);
+      return entry[1];
+    };
+    expect(await answerOf(ch, first('known-labels'))).toEqual([
+      { dimension: 'project', label: 'Apollo' },
+      { dimension: 'assignee', label: 'ana' },
+    ]);
+    expect(await answerOf(ch, first('values-compiler'))).toEqual([{ value: 'Apollo', n: 1 }]);
+    expect(await answerOf(ch, first('fact-bounds'))).toEqual([
+      { first: FACT_AT.getTime(), facts: 1 },
+    ]);
   });
 
   it('answers the zones the engine loads, the zone of a query among them', async () => {

@@ -9,13 +9,14 @@ import { planQuery, type QueryPlan } from '../../libs/analytics/plan/query-plan.
 import { prepareQuery } from '../../libs/analytics/query.service.ts';
 import { ROLLUP_NAMES, type SourceName } from '../../libs/analytics/sources/rollups.ts';
 import { businessScope } from '../../libs/auth/access.ts';
+import type { ClickHouse } from '../../libs/storage/clickhouse.ts';
 import {
-  type ClickHouse,
-  migrateClickHouse,
-  openClickHouse,
-} from '../../libs/storage/clickhouse.ts';
-import { tempDir } from '../support/engines.ts';
-import { type Bound, boundText, snapshotFile } from '../support/sql-snapshot.ts';
+  answerOf,
+  type Bound,
+  boundText,
+  engineWithOneFact,
+  snapshotFile,
+} from '../support/sql-snapshot.ts';
 
 /*
  * Every statement a dashboard query sends to ClickHouse, one `.sql` file per query under
@@ -273,36 +274,11 @@ describe('dashboard query statements', () => {
 describe('dashboard query statements on chDB', () => {
   let ch: ClickHouse;
   beforeAll(async () => {
-    ch = await openClickHouse({ dataDir: `${await tempDir()}/ch` });
-    await migrateClickHouse(ch.client);
-    await ch.client.insert({
-      table: 'facts',
-      values: [
-        {
-          fact_id: 1,
-          kind: 'task_created',
-          business: 'acme',
-          task_gid: 't1',
-          occurred_at: FIRST_FACT.toISOString(),
-          project: 'Apollo',
-          assignee: 'ana',
-          status: 'open',
-          task_created_at: FIRST_FACT.toISOString(),
-        },
-      ],
-      format: 'JSONEachRow',
-    });
+    ch = await engineWithOneFact(FIRST_FACT);
   }, 300_000);
   afterAll(async () => ch?.close());
 
-  const run = async ({ sql, params }: Bound) => {
-    const result = await ch.client.query({
-      query: sql,
-      query_params: params,
-      format: 'JSONEachRow',
-    });
-    return result.json<Record<string, unknown>>();
-  };
+  const run = (statement: Bound) => answerOf(ch, statement);
 
   it.each(DASHBOARD)(
     '$name: prepareQuery compiles the snapshot, and the engine runs it',

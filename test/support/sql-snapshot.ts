@@ -1,5 +1,11 @@
 import { expect } from 'vitest';
 import { render, type SqlValue } from '../../libs/analytics/compile/sql/sql-value.ts';
+import {
+  type ClickHouse,
+  migrateClickHouse,
+  openClickHouse,
+} from '../../libs/storage/clickhouse.ts';
+import { tempDir } from './engines.ts';
 
 /*
  * The text of a `.sql` snapshot: each statement under a `-- title` line, ended by `;`, with what
@@ -48,3 +54,37 @@ export const queryShapeSnapshot = (name: string, statement: Bound): Promise<void
   expect(boundText(name, statement)).toMatchFileSnapshot(
     `./__snapshots__/query-shapes/${name}.sql`,
   );
+
+/**
+ * A migrated chDB holding one fact, for running snapshots: task t1 of `acme` created at `at` in
+ * project Apollo, assigned to ana, so statements that group or look labels up answer a row.
+ */
+export async function engineWithOneFact(at: Date): Promise<ClickHouse> {
+  const ch = await openClickHouse({ dataDir: `${await tempDir()}/ch` });
+  await migrateClickHouse(ch.client);
+  const instant = at.toISOString();
+  await ch.client.insert({
+    table: 'facts',
+    values: [
+      {
+        fact_id: 1,
+        kind: 'task_created',
+        business: 'acme',
+        task_gid: 't1',
+        occurred_at: instant,
+        project: 'Apollo',
+        assignee: 'ana',
+        status: 'open',
+        task_created_at: instant,
+      },
+    ],
+    format: 'JSONEachRow',
+  });
+  return ch;
+}
+
+/** What a statement answers on `ch`, each row an object. */
+export async function answerOf(ch: ClickHouse, { sql, params }: Bound) {
+  const result = await ch.client.query({ query: sql, query_params: params, format: 'JSONEachRow' });
+  return result.json<Record<string, unknown>>();
+}
