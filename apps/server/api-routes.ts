@@ -7,7 +7,7 @@ import type { TokenCache } from '../../libs/auth/token-cache.ts';
 import type { Config } from '../../libs/config/config.ts';
 import { erasureRoutes } from '../../libs/erasure/erasure.routes.ts';
 import type { ErasureDeps } from '../../libs/erasure/erasure.service.ts';
-import type { ErasureRunner } from '../../libs/erasure/erasure-runner.ts';
+import type { BackgroundErasures } from '../../libs/erasure/erasure-background.ts';
 import type { Route } from '../../libs/http/route.ts';
 import { instrumentAnalyticsRoutes } from '../../libs/observability/analytics-metrics.ts';
 import type { CairnMetrics } from '../../libs/observability/metrics.ts';
@@ -33,7 +33,7 @@ export interface ApiRouteDeps {
   rateLimits: Record<RateClass, number>;
   tokenCache: TokenCache;
   erasure: Omit<ErasureDeps, 'signal' | 'onProgress'>;
-  erasures: ErasureRunner;
+  erasures: BackgroundErasures;
   wakeProjector: () => void;
   cursorKeys: CursorKeys;
   analytics: AnalyticsDeps;

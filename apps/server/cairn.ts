@@ -11,8 +11,8 @@ import { authorize } from '../../libs/auth/authorize.ts';
 import { type MasterKey, resolveMasterKey } from '../../libs/auth/master-key.ts';
 import { openTokenCache } from '../../libs/auth/token-cache.ts';
 import type { Config } from '../../libs/config/config.ts';
+import { BackgroundErasures } from '../../libs/erasure/erasure-background.ts';
 import { installationLedger } from '../../libs/erasure/erasure-ledger.ts';
-import { ErasureRunner } from '../../libs/erasure/erasure-runner.ts';
 import { type BodyCheckOptions, BodyChecks } from '../../libs/http/body-check-pool.ts';
 import type { Route } from '../../libs/http/route.ts';
 import { Idempotency } from '../../libs/idempotency/idempotency.ts';
@@ -194,7 +194,7 @@ async function startParts(
     },
     ledger: installationLedger(config),
   };
-  const erasures = new ErasureRunner(erasure, logger);
+  const erasures = new BackgroundErasures(erasure, logger);
   lifecycle.started('erasures', () => erasures.stop());
 
   // The routes. Every role serves HTTP: the projector answers /healthz, /readyz and /metrics only.

@@ -83,6 +83,12 @@ export interface AnalyticsDeps {
   zones?: ReadonlySet<string>;
 }
 
+/** What planning a request reads: the all_time series' first fact, the rollups that are ready. */
+export type PlanningDeps = Pick<
+  AnalyticsDeps,
+  'clickhouse' | 'rollups' | 'maxRows' | 'zones' | 'changes' | 'executor'
+>;
+
 export interface QueryResponse {
   data: Record<string, unknown>[];
   metadata: Record<string, unknown>;
@@ -293,7 +299,7 @@ function shapeAnswer(
  * benchmark runs. `force` (tests, benchmarks) picks another exact source than the first.
  */
 export async function prepareQuery(
-  deps: AnalyticsDeps,
+  deps: PlanningDeps,
   request: QueryRequest,
   allowed: string[] | null,
   now: Date,
@@ -323,7 +329,7 @@ export async function prepareQuery(
  * only once facts of those businesses dated before it (or erased) were projected.
  */
 async function firstFact(
-  deps: AnalyticsDeps,
+  deps: PlanningDeps,
   query: AnalyticsQuery,
   period: ResolvedPeriod,
   businesses: string[] | null,

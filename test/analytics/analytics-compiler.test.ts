@@ -3,48 +3,39 @@ import { compileQuery } from '../../libs/analytics/compile/query-compiler.ts';
 import { parseQuery } from '../../libs/analytics/parse/query-parser.ts';
 import { resolveQueryPeriod } from '../../libs/analytics/period/date-range.ts';
 import { resolvePeriod } from '../../libs/analytics/period/period.ts';
+import { queryShapeSnapshot as snapshot } from '../support/sql-snapshot.ts';
 
 const NOW = new Date('2026-11-22T15:30:00Z');
 
 describe('query compiler', () => {
-  it('compiles tasks_created by day into one parameterised statement', () => {
+  it('compiles tasks_created by day into one parameterised statement', async () => {
     const query = parseQuery({
       metrics: ['tasks_created'],
       dimensions: ['day'],
       period: 'last_7_days',
     });
     const period = resolveQueryPeriod(query.period, NOW, query.timezone);
-    expect(compileQuery(query, { period, businesses: ['acme', 'beta'], rowLimit: 100 })).toEqual({
-      sql: [
-        "SELECT toString(toDate(occurred_at, {tz:String})) AS day, countIf(kind = 'task_created') AS tasks_created",
-        'FROM facts',
-        "WHERE business IN {businesses:Array(String)} AND occurred_at >= {from:DateTime64(3, 'UTC')} AND occurred_at < {to:DateTime64(3, 'UTC')}",
-        'GROUP BY day',
-        'ORDER BY day ASC',
-        'LIMIT {limit:UInt32}',
-      ].join('\n'),
-      params: {
-        tz: 'UTC',
-        businesses: ['acme', 'beta'],
-        from: '2026-11-16 00:00:00.000',
-        to: '2026-11-23 00:00:00.000',
-        limit: 100,
-      },
+    const compiled = compileQuery(query, { period, businesses: ['acme', 'beta'], rowLimit: 100 });
+    expect(compiled.params).toEqual({
+      tz: 'UTC',
+      businesses: ['acme', 'beta'],
+      from: '2026-11-16 00:00:00.000',
+      to: '2026-11-23 00:00:00.000',
+      limit: 100,
     });
+    await snapshot('created-by-day', compiled);
   });
 
-  it('leaves out grouping, the zone and the business filter when the query needs none', () => {
+  it('leaves out grouping, the zone and the business filter when the query needs none', async () => {
     const query = parseQuery({ metrics: ['tasks_created', 'tasks_completed'], period: 'today' });
     const period = resolveQueryPeriod(query.period, NOW, query.timezone);
-    expect(compileQuery(query, { period, businesses: null, rowLimit: 5 })).toEqual({
-      sql: [
-        "SELECT countIf(kind = 'task_created') AS tasks_created, countIf(kind = 'task_completed') AS tasks_completed",
-        'FROM facts',
-        "WHERE occurred_at >= {from:DateTime64(3, 'UTC')} AND occurred_at < {to:DateTime64(3, 'UTC')}",
-        'LIMIT {limit:UInt32}',
-      ].join('\n'),
-      params: { from: '2026-11-22 00:00:00.000', to: '2026-11-23 00:00:00.000', limit: 5 },
+    const compiled = compileQuery(query, { period, businesses: null, rowLimit: 5 });
+    expect(compiled.params).toEqual({
+      from: '2026-11-22 00:00:00.000',
+      to: '2026-11-23 00:00:00.000',
+      limit: 5,
     });
+    await snapshot('created-and-completed-today-unrestricted', compiled);
   });
 
   it('defaults to last_30_days in UTC', () => {

@@ -1,7 +1,7 @@
 import { findErasure, runningErasures } from './erasure.repository.ts';
 import { ErasureAborted, type ErasureDeps, runErasure } from './erasure.service.ts';
 
-/** The levels the runner logs at (a pino logger is one). */
+/** The levels background erasures log at (a pino logger is one). */
 export interface ErasureLog {
   info(fields: object, message: string): void;
   error(fields: object, message: string): void;
@@ -15,7 +15,7 @@ const RETRY_AFTER_MS = 5_000;
  * those a stopped or crashed process left running. One run per business at a time in this
  * process; another instance running the same one only repeats steps, which delete nothing twice.
  */
-export class ErasureRunner {
+export class BackgroundErasures {
   private readonly runs = new Map<string, Promise<void>>();
   private readonly controller = new AbortController();
   private readonly retries = new Set<NodeJS.Timeout>();
