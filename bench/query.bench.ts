@@ -141,9 +141,10 @@ export async function run(args: string[]): Promise<void> {
         process.stdout.write(`${rows.at(-1)}\n`);
       }
       const [hitName, hitRequest] = QUERIES[0] as [string, QueryRequest];
-      const hit = await timeCacheHits(deps, cairn.url, token, hitRequest, requests);
+      // Enough hits that p99 is not simply the slowest of a few.
+      const hit = await timeCacheHits(deps, cairn.url, token, hitRequest, Math.max(requests, 200));
       cacheRows.push(
-        `| ${facts.toLocaleString('en-US')} | ${hitName} | ${hit.p50.toFixed(2)} | ${hit.p99.toFixed(2)} | ${hit.burstP50.toFixed(2)} | ${hit.burstP99.toFixed(2)} | ${hit.engineP50.toFixed(1)} | ${hit.p50 <= 2 ? 'yes' : 'no'} | ${hit.burstP50 <= 2 ? 'yes' : 'no'} |`,
+        `| ${facts.toLocaleString('en-US')} | ${hitName} | ${hit.p50.toFixed(2)} | ${hit.p99.toFixed(2)} | ${hit.burstP50.toFixed(2)} | ${hit.burstP99.toFixed(2)} | ${hit.engineP50.toFixed(1)} | ${hit.p50 <= 1 && hit.p99 <= 3 ? 'yes' : 'no'} | ${hit.burstP50 <= 1 && hit.burstP99 <= 3 ? 'yes' : 'no'} |`,
       );
       process.stdout.write(`${cacheRows.at(-1)}\n`);
     } finally {
@@ -155,7 +156,7 @@ export async function run(args: string[]): Promise<void> {
     `\n| facts | query | source | service p50 ms | service p99 ms | engine p50 ms | on facts p50 ms | facts ÷ service | rows read | p50 ≤ 1.15×engine+3 |\n|---|---|---|---|---|---|---|---|---|---|\n${rows.join('\n')}\n`,
   );
   process.stdout.write(
-    `\n| facts | query | hit p50 ms, in turns | hit p99 ms, in turns | hit p50 ms, back to back | hit p99 ms, back to back | engine p50 ms | in turns ≤ 2 ms | back to back ≤ 2 ms |\n|---|---|---|---|---|---|---|---|---|\n${cacheRows.join('\n')}\n`,
+    `\n| facts | query | hit p50 ms, in turns | hit p99 ms, in turns | hit p50 ms, back to back | hit p99 ms, back to back | engine p50 ms | in turns p50 ≤ 1, p99 ≤ 3 ms | back to back p50 ≤ 1, p99 ≤ 3 ms |\n|---|---|---|---|---|---|---|---|---|\n${cacheRows.join('\n')}\n`,
   );
 }
 
