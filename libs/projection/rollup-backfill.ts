@@ -218,21 +218,42 @@ async function anyProjected(
 }
 
 /**
- * The SELECT of each view feeding a rollup (its own, `NNNN_<rollup>_mv.sql`, and any other,
- * `NNNN_<rollup>_<what>_mv.sql`), as its schema file defines it, over one month of the facts
- * projected before the cutoff: the backfill aggregates exactly as the views do. `enrich`: over
- * those facts as ENRICHED_MONTH gives them. `withoutBlocked`: with no blocked changes (the
- * replay adds them).
+ * The SELECT of each view feeding a rollup, as its schema file defines it (the views the
+ * migrations create and do not later drop: since 0059 one per rollup, `NNNN_<rollup>_feed_mv.sql`),
+ * over one month of the facts projected before the cutoff: the backfill aggregates exactly as
+ * the views do. `enrich`: over those facts as ENRICHED_MONTH gives them. `withoutBlocked`: with
+ * no blocked changes (the replay adds them).
  */
 async function viewSelects(
   name: RollupName,
   options: { enrich: boolean; withoutBlocked: boolean },
 ): Promise<string[]> {
-  const feeds = new RegExp(`^\\d{4}_${name}(_[a-z]+)?_mv\\.sql$`);
-  const files = (await fs.readdir(CLICKHOUSE_MIGRATIONS_DIR)).filter((f) => feeds.test(f)).sort();
-  if (!files.some((f) => f.endsWith(`_${name}_mv.sql`)))
-    throw new Error(`no view file for ${name}`);
+  const files = (await feedingViews()).get(name) ?? [];
+  if (files.length === 0) throw new Error(`no view file for ${name}`);
   return Promise.all(files.map((file) => viewSelect(file, options)));
+}
+
+const CREATE_VIEW = /^CREATE MATERIALIZED VIEW IF NOT EXISTS (\w+) TO (\w+) AS\b/m;
+const DROP_VIEW = /^DROP VIEW IF EXISTS (\w+)\s*$/m;
+
+/** The schema files of the views the migrations leave in place, by the table each writes to. */
+export async function feedingViews(): Promise<Map<string, string[]>> {
+  const files = (await fs.readdir(CLICKHOUSE_MIGRATIONS_DIR))
+    .filter((f) => /^\d{4}_[\w-]+\.sql$/.test(f))
+    .sort();
+  const views = new Map<string, { file: string; target: string }>();
+  for (const file of files) {
+    const text = await fs.readFile(path.join(CLICKHOUSE_MIGRATIONS_DIR, file), 'utf8');
+    const created = CREATE_VIEW.exec(text);
+    if (created?.[1] && created[2]) views.set(created[1], { file, target: created[2] });
+    const dropped = DROP_VIEW.exec(text);
+    if (dropped?.[1]) views.delete(dropped[1]);
+  }
+  const byTarget = new Map<string, string[]>();
+  for (const { file, target } of views.values()) {
+    byTarget.set(target, [...(byTarget.get(target) ?? []), file]);
+  }
+  return byTarget;
 }
 
 /** The names of the columns `select` yields, in order, as backquoted identifiers. */

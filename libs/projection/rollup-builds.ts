@@ -2,10 +2,11 @@ import type { ClickHouseClient } from '@clickhouse/client';
 import { ROLLUP_NAMES, type RollupName } from '../analytics/sources/rollups.ts';
 
 /**
- * What a complete build holds: raised when the rollups gain a column their facts imply (1:
- * `live_change`), so that a build recorded before is filled again rather than read.
+ * What a complete build holds: raised when a build recorded before must be filled again rather
+ * than read. 1: the rollups gained `live_change`. 2: each rollup's views became one (0059–0080);
+ * a fact inserted while an upgrade swapped them may have reached the rollup twice.
  */
-export const ROLLUP_HOLDS = 1;
+export const ROLLUP_HOLDS = 2;
 
 /**
  * Which rollups hold every fact, as recorded in `rollup_builds` (latest row per rollup wins).

@@ -65,7 +65,8 @@ export const factFor = (business: string, gid: string, at = new Date()): Fact =>
  * hours rounded to a decimal place flip on values that sit on the rounding boundary.
  * Blocked changes are compared too, unless some fact predates them: the backfill then works
  * them out from the facts (blocked-replay.ts), which the blocked-rollup test checks by answers.
- * The changes of the tasks not deleted (`live_change`), from their own view, follow each rollup's rows.
+ * The changes of the tasks not deleted (`live_change`) and the completions' work and blocked
+ * times (where the rollup keeps them) follow each rollup's rows, reduced on their own.
  */
 export async function rollupsVersusFacts(
   ch: ClickHouseClient,
@@ -78,7 +79,8 @@ export async function rollupsVersusFacts(
   const [unknown] = await unknownResult.json<{ n: number }>();
   const blockedKnown = Number(unknown?.n ?? 0) === 0;
   for (const rollup of ROLLUPS) {
-    const view = await viewSelect(ch, `${rollup.table}_mv`);
+    const view = await viewSelect(ch, `${rollup.table}_feed_mv`);
+    const times = await hasColumn(ch, rollup.table, 'started');
     const labels = rollup.labels.filter((l) => l !== 'business');
     const keys = ['business', 'second', ...labels].join(', ');
     const completions = 'completions' in rollup && rollup.completions;
@@ -100,23 +102,41 @@ export async function rollupsVersusFacts(
       ORDER BY ${keys}`;
     const read = async (source: string) =>
       (await ch.query({ query: reduce(source), format: 'JSONEachRow' })).json();
-    // The changes of the tasks not deleted come from a view of their own: rows of their own.
-    const live = await viewSelect(ch, `${rollup.table}_live_mv`);
-    const lives = async (source: string) =>
+    const extra = async (source: string) =>
       (
         await ch.query({
           query: `SELECT ${['business', 'toUnixTimestamp(slot) AS second', ...labels].join(', ')},
-            sum(live_change) AS live FROM ${source} GROUP BY ${keys} HAVING live != 0
+            sum(live_change) AS live
+            ${
+              times
+                ? `, sum(started) AS n_started, toInt64(round(sum(work_hours_sum) * 3600000)) AS work_ms,
+                  quantileExactInclusiveMerge(0.5)(work_hours) AS work_p50, sum(timed) AS n_timed,
+                  sum(blocked_ms_sum) AS blocked_ms, sum(timed_cycle_ms_sum) AS timed_cycle_ms`
+                : ''
+            }
+            FROM ${source} GROUP BY ${keys}
+            HAVING live != 0 ${times ? 'OR n_started != 0 OR n_timed != 0' : ''}
             ORDER BY ${keys}`,
           format: 'JSONEachRow',
         })
       ).json();
     out[rollup.table] = {
-      rollup: [...(await read(rollup.table)), ...(await lives(rollup.table))],
-      facts: [...(await read(`(${view})`)), ...(await lives(`(${live})`))],
+      rollup: [...(await read(rollup.table)), ...(await extra(rollup.table))],
+      facts: [...(await read(`(${view})`)), ...(await extra(`(${view})`))],
     };
   }
   return out;
+}
+
+async function hasColumn(ch: ClickHouseClient, table: string, column: string): Promise<boolean> {
+  const result = await ch.query({
+    query: `SELECT count() AS n FROM system.columns
+      WHERE database = currentDatabase() AND table = {table:String} AND name = {column:String}`,
+    query_params: { table, column },
+    format: 'JSONEachRow',
+  });
+  const [row] = await result.json<{ n: number }>();
+  return Number(row?.n ?? 0) > 0;
 }
 
 /** The SELECT of a materialized view, as ClickHouse keeps it. */

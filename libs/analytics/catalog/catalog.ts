@@ -22,8 +22,8 @@ export type MetricSource = 'flow' | 'state';
  * `completed_tasks` is the per-row count `completed_in_bucket`, which only rollups keeping
  * completions (`RollupDef.completions`) have, and `blocked_at` the running sum `blocked` of the
  * blocked changes, which only rollups keeping them (`RollupDef.blocked`) have. `completion_times`:
- * on a rollup, the rows a second view adds with completions' work and blocked times alone
- * (`started`, `timed`, no `facts`), which every rollup answering flows keeps. `task_rows`: one
+ * on a rollup, the completions' work and blocked times (`started`, `timed`) on their rows,
+ * which every rollup answering flows keeps. `task_rows`: one
  * `task_at` row per open task with its `task_created_at`, replayed from facts (no rollup keeps it).
  * `live_tasks`: `task_at` holds the tasks not deleted in every status as `live`, beside `weight`
  * (the open ones), so its rows cover closed tasks too; on a rollup, the running sum of

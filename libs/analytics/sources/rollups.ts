@@ -1,7 +1,7 @@
 import type { DimensionName } from '../catalog/catalog.ts';
 
 /**
- * The pre-aggregated tables kept beside facts (`sql/clickhouse/0004`–`0057`), coarsest first:
+ * The pre-aggregated tables kept beside facts (`sql/clickhouse/0004`–`0080`), coarsest first:
  * the planner takes the first one that answers a query exactly. Each row is one UTC slot ×
  * business × its labels, holding flow counts, signed changes of the open count (with the due
  * dates of the tasks opened and closed) and of the count of tasks not deleted (`live_change`),

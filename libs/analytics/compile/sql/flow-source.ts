@@ -44,14 +44,9 @@ export function flowSource(ctx: SourceContext): Select {
     : table;
   // Until parts merge, a first completion's credit is a row of its own without facts; its
   // creation's row holds the same slot and labels, so it adds no group of its own.
-  // Work and blocked times are rows of their own until parts merge, under the slot and labels
-  // of their completion's row: they too add no group.
+  // Work and blocked times ride on their completion's row (one view a rollup since 0059).
   const own = raw(
-    `(${[
-      'facts > 0',
-      completions ? 'notEmpty(completed_by.1)' : null,
-      onRollup(ctx) && needs(ctx, 'completion_times') ? 'started > 0 OR timed > 0' : null,
-    ]
+    `(${['facts > 0', completions ? 'notEmpty(completed_by.1)' : null]
       .filter(Boolean)
       .join(' OR ')})`,
   );

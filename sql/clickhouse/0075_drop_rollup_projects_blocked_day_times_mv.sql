@@ -1,0 +1,3 @@
+-- rollup_projects_blocked_day_feed_mv (0073) writes what this view wrote; the rollup is filled again
+-- from facts after the upgrade (ROLLUP_HOLDS), so rows it wrote twice meanwhile are not read.
+DROP VIEW IF EXISTS rollup_projects_blocked_day_times_mv
