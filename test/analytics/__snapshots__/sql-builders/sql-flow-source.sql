@@ -16,7 +16,7 @@ GROUP BY week, project
 -- flow on a rollup keeping completions and work times
 SELECT toString(toDate(slot, {tz:String})) AS day, if(sum(created) = 0, NULL, sum(completed_in_bucket) / sum(created)) AS completion_rate, if(sum(started) = 0, NULL, sum(work_hours_sum) / sum(started)) AS avg_work_time_hours
 FROM (SELECT *, arraySum((done, n) -> if(done < {to:DateTime64(3, 'UTC')} AND toString(toDate(done, {tz:String})) = toString(toDate(slot, {tz:String})), n, 0), completed_by.1, completed_by.2) AS completed_in_bucket FROM rollup_business_blocked_15m)
-WHERE business IN {businesses:Array(String)} AND slot >= {from:DateTime64(3, 'UTC')} AND slot < {to:DateTime64(3, 'UTC')} AND (facts > 0 OR notEmpty(completed_by.1) OR started > 0 OR timed > 0)
+WHERE business IN {businesses:Array(String)} AND slot >= {from:DateTime64(3, 'UTC')} AND slot < {to:DateTime64(3, 'UTC')} AND (facts > 0 OR notEmpty(completed_by.1))
 GROUP BY day
 -- placeholders:
 --   tz: String
