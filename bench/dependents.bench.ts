@@ -11,7 +11,6 @@
 // they share the cores.
 
 import type { ChildProcess } from 'node:child_process';
-import { randomBytes } from 'node:crypto';
 import fs from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
@@ -37,10 +36,11 @@ import { lingerFromEnvironment } from './projector-linger.ts';
 import { rawQuery, rawRate } from './raw-rate.ts';
 import { searchFigures, walkFigures } from './search-walk.ts';
 import { serveChild } from './serve-child.ts';
+import { sharedSecret } from './shared-secret.ts';
 import { sideBySide } from './side-by-side.ts';
 
 const POSTGRES = process.env.TEST_POSTGRES_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
-const CURSOR_SECRET = randomBytes(32).toString('base64url');
+const CURSOR_SECRET = sharedSecret('CAIRN_BENCH_CURSOR_SECRET');
 
 /** The bench token's businesses, as the service binds them for every page. */
 const TOKEN_BUSINESSES = ['bench', 'search'];

@@ -11,7 +11,6 @@
 // code and GC: shares of its own samples, the least blurred figure of all on a busy machine.
 
 import type { ChildProcess } from 'node:child_process';
-import { randomBytes } from 'node:crypto';
 import fsSync from 'node:fs';
 import fs from 'node:fs/promises';
 import http from 'node:http';
@@ -33,9 +32,10 @@ import { seedHub } from './hub-seed.ts';
 import { numberOption, textOption } from './options.ts';
 import { monotonicMicros, profileShares } from './profile-share.ts';
 import { serveChild } from './serve-child.ts';
+import { sharedSecret } from './shared-secret.ts';
 
 const POSTGRES = process.env.TEST_POSTGRES_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
-const CURSOR_SECRET = randomBytes(32).toString('base64url');
+const CURSOR_SECRET = sharedSecret('CAIRN_BENCH_CURSOR_SECRET');
 
 type Mode = 'off' | '1%' | '100%';
 const MODES: Mode[] = ['off', '1%', '100%'];
