@@ -6,6 +6,7 @@ import { inSpan, linksTo, SpanKind } from '../tracing/tracing.ts';
 import { bareFactRow, type FactRow, toFactRow } from './fact-rows.ts';
 import type { InsertPacing } from './insert-pacing.ts';
 import {
+  BATCH_WEIGHT,
   commitPending,
   loadCheckpoint,
   nextBatchEnd,
@@ -33,6 +34,12 @@ export interface ProjectorDeps {
   signal?: AbortSignal;
   /** Spaces small inserts under a steady stream of writes (the live projector's). */
   pacing?: InsertPacing;
+  /**
+   * True while analytics queries are in flight on the same embedded engine, which runs one
+   * statement at a time: a new batch is then cut to a tenth, so a query waits behind a short
+   * insert rather than a second of one. Unset: batches are always whole.
+   */
+  queriesWaiting?: () => boolean;
   /** Told when a batch is cut short, fails or is split. */
   logger?: ProjectorLog;
   /**
@@ -113,7 +120,8 @@ export async function projectNext(deps: ProjectorDeps): Promise<{ facts: number;
     const checkpoint = await loadCheckpoint(trx, name, true);
     if (checkpoint.pending) return { from: checkpoint.cursor, to: checkpoint.pending, full: true };
     if (name === FACTS_CHECKPOINT && (await swapHeld(trx))) return null;
-    const end = await nextBatchEnd(trx, checkpoint.cursor, deps.batchSize);
+    const { limit, weight } = batchBounds(deps);
+    const end = await nextBatchEnd(trx, checkpoint.cursor, limit, weight);
     if (!end) return null;
     await savePending(trx, name, end);
     if (end.cut) {
@@ -122,7 +130,7 @@ export async function projectNext(deps: ProjectorDeps): Promise<{ facts: number;
         'projector: batch cut short at its weight (facts carrying many blocked changes)',
       );
     }
-    return { from: checkpoint.cursor, to: end, full: end.cut || end.count >= deps.batchSize };
+    return { from: checkpoint.cursor, to: end, full: end.cut || end.count >= limit };
   });
   if (!batch) return { facts: 0, full: false };
   // A batch belongs to no request: its own trace, linked to the writes whose facts it carries.
@@ -131,6 +139,17 @@ export async function projectNext(deps: ProjectorDeps): Promise<{ facts: number;
     { kind: SpanKind.CONSUMER, root: true, attributes: { 'cairn.projector.checkpoint': name } },
     (span) => projectFixed(deps, name, batch, started, span, lease),
   );
+}
+
+/** What a batch is cut to while queries wait for the engine (`queriesWaiting`). */
+const SHARE_WHILE_QUERIED = 10;
+
+function batchBounds(deps: ProjectorDeps): { limit: number; weight: number } {
+  if (!deps.queriesWaiting?.()) return { limit: deps.batchSize, weight: BATCH_WEIGHT };
+  return {
+    limit: Math.ceil(deps.batchSize / SHARE_WHILE_QUERIED),
+    weight: BATCH_WEIGHT / SHARE_WHILE_QUERIED,
+  };
 }
 
 /** The lease checks of one batch, all under the epoch it was claimed with (none without a lease). */
