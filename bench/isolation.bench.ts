@@ -205,13 +205,16 @@ async function measureBacklog(client: Client, facts: number, probes: number): Pr
     `drained in ${quiet.seconds.toFixed(2)} s with no query (${(facts / quiet.seconds).toFixed(0)} facts/s),`,
     `${busy.seconds.toFixed(2)} s while queried (${(facts / busy.seconds).toFixed(0)} facts/s);`,
     `other business: write visible in ${(busy.visibleMs / 1000).toFixed(2)} s,`,
-    `cheap query p99 ${p99.toFixed(0)} ms during the drain (${busy.times.length} probes)`,
+    `cheap query p99 ${p99.toFixed(0)} ms, median ${percentile(busy.times, 0.5).toFixed(0)} ms during the drain (${busy.times.length} probes)`,
     `vs ${idle.toFixed(0)} ms idle (${(p99 / idle).toFixed(2)}x)`,
   ].join(' ');
 }
 
 export async function run(args: string[]): Promise<void> {
-  const sizes = textOption(args, 'sizes', '1000,10000,100000').split(',').map(Number);
+  const sizes = textOption(args, 'sizes', '1000,10000,100000')
+    .split(',')
+    .map(Number)
+    .filter((size) => size > 0);
   const probes = numberOption(args, 'probes', 20);
   const servers = args.includes('--servers');
   process.stdout.write(

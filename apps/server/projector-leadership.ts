@@ -25,8 +25,8 @@ export interface LeadershipDeps {
   metrics: CairnMetrics;
   logger: Logger;
   now: () => Date;
-  /** Analytics queries are in flight on the embedded engine (projector.ts `queriesWaiting`). */
-  queriesWaiting?: () => boolean;
+  /** An analytics query is in flight on the embedded engine (projector.ts `queriesInFlight`). */
+  queriesInFlight?: () => boolean;
 }
 
 /**
@@ -65,7 +65,7 @@ export async function startProjectorLeadership(
 
 /** The projector, outbox retention and rollup backfill, for as long as this process leads. */
 async function startLeaderWork(
-  { config, engines, rollups, metrics, logger, now, queriesWaiting }: LeadershipDeps,
+  { config, engines, rollups, metrics, logger, now, queriesInFlight }: LeadershipDeps,
   lease: ProjectorLease,
 ): Promise<{ stop(): Promise<void> }> {
   const db = engines.postgres.db;
@@ -81,7 +81,7 @@ async function startLeaderWork(
       onBatch: batchObserver(metrics),
       logger,
       leadership: lease,
-      ...(queriesWaiting ? { queriesWaiting } : {}),
+      ...(queriesInFlight ? { queriesInFlight } : {}),
     },
     config.projectorPollMs,
   );

@@ -1,3 +1,4 @@
+import { setTimeout as delay } from 'node:timers/promises';
 import type { ClickHouseClient } from '@clickhouse/client';
 import type { Span } from '@opentelemetry/api';
 import type { Kysely, Transaction } from 'kysely';
@@ -35,11 +36,11 @@ export interface ProjectorDeps {
   /** Spaces small inserts under a steady stream of writes (the live projector's). */
   pacing?: InsertPacing;
   /**
-   * True while analytics queries are in flight on the same embedded engine, which runs one
-   * statement at a time: a new batch is then cut to a tenth, so a query waits behind a short
-   * insert rather than a second of one. Unset: batches are always whole.
+   * True while an analytics query is in flight on the same embedded engine, which runs one
+   * statement at a time: the drain then holds its next batch until none is (at most
+   * `QUERY_HOLD_MS`) and cuts that batch to a tenth. Unset: whole batches, never held.
    */
-  queriesWaiting?: () => boolean;
+  queriesInFlight?: () => boolean;
   /** Told when a batch is cut short, fails or is split. */
   logger?: ProjectorLog;
   /**
@@ -111,7 +112,10 @@ export async function projectBatch(deps: ProjectorDeps): Promise<number> {
  * whole (too much work, a memory limit) so never holds every other business's facts behind it
  * on each retry. A single fact that still fails is retried as it is: skipping it would lose it.
  */
-export async function projectNext(deps: ProjectorDeps): Promise<{ facts: number; full: boolean }> {
+export async function projectNext(
+  deps: ProjectorDeps,
+  short = queriedNow(deps),
+): Promise<{ facts: number; full: boolean }> {
   const name = deps.checkpoint ?? FACTS_CHECKPOINT;
   const started = performance.now();
   const lease = fenceOf(deps.leadership);
@@ -120,7 +124,7 @@ export async function projectNext(deps: ProjectorDeps): Promise<{ facts: number;
     const checkpoint = await loadCheckpoint(trx, name, true);
     if (checkpoint.pending) return { from: checkpoint.cursor, to: checkpoint.pending, full: true };
     if (name === FACTS_CHECKPOINT && (await swapHeld(trx))) return null;
-    const { limit, weight } = batchBounds(deps);
+    const { limit, weight } = batchBounds(deps.batchSize, short);
     const end = await nextBatchEnd(trx, checkpoint.cursor, limit, weight);
     if (!end) return null;
     await savePending(trx, name, end);
@@ -141,15 +145,35 @@ export async function projectNext(deps: ProjectorDeps): Promise<{ facts: number;
   );
 }
 
-/** What a batch is cut to while queries wait for the engine (`queriesWaiting`). */
+/** What a batch is cut to while queries use the engine (`queriesInFlight`). */
 const SHARE_WHILE_QUERIED = 10;
+/**
+ * How long a batch waits for the queries in flight to end: long enough for a cheap one to
+ * finish, short enough that queries asked back to back cannot stop the projection.
+ */
+export const QUERY_HOLD_MS = 250;
 
-function batchBounds(deps: ProjectorDeps): { limit: number; weight: number } {
-  if (!deps.queriesWaiting?.()) return { limit: deps.batchSize, weight: BATCH_WEIGHT };
+/**
+ * A query in flight now is often followed by more (a dashboard's panels): the batch held for it
+ * stays short even once it has ended. Short batches only then: each insert leaves parts to
+ * merge, so many small ones cost the queries more than they save them.
+ */
+const queriedNow = (deps: ProjectorDeps): boolean => deps.queriesInFlight?.() ?? false;
+
+function batchBounds(batchSize: number, short: boolean): { limit: number; weight: number } {
+  if (!short) return { limit: batchSize, weight: BATCH_WEIGHT };
   return {
-    limit: Math.ceil(deps.batchSize / SHARE_WHILE_QUERIED),
+    limit: Math.ceil(batchSize / SHARE_WHILE_QUERIED),
     weight: BATCH_WEIGHT / SHARE_WHILE_QUERIED,
   };
+}
+
+/** Until no query is in flight, `QUERY_HOLD_MS` has passed, or `signal` aborts. */
+async function holdForQueries(inFlight: () => boolean, signal?: AbortSignal): Promise<void> {
+  const until = performance.now() + QUERY_HOLD_MS;
+  while (inFlight() && performance.now() < until && !signal?.aborted) {
+    await delay(5);
+  }
 }
 
 /** The lease checks of one batch, all under the epoch it was claimed with (none without a lease). */
@@ -278,10 +302,13 @@ export async function drainOutbox(deps: ProjectorDeps): Promise<number> {
   while (!deps.signal?.aborted) {
     await deps.pacing?.ready(deps.signal);
     if (deps.signal?.aborted) break;
+    const short = queriedNow(deps);
+    if (short && deps.queriesInFlight) await holdForQueries(deps.queriesInFlight, deps.signal);
+    if (deps.signal?.aborted) break;
     const started = performance.now();
     let next: { facts: number; full: boolean };
     try {
-      next = await projectNext(deps);
+      next = await projectNext(deps, short);
     } catch (error) {
       // Another process leads now: the batch in hand is its to finish.
       if (error instanceof LeaseLostError) return total;

@@ -153,7 +153,7 @@ describe.each(engines)('projector on $name', ({ server }) => {
     const drained = await drainOutbox(
       deps({
         batchSize: 20,
-        queriesWaiting: () => waiting,
+        queriesInFlight: () => waiting,
         onBatch: ({ facts }: { facts: number }) => {
           sizes.push(facts);
           // The queries are answered after the second short batch.
