@@ -170,21 +170,7 @@ async function startParts(
   // Over empty facts every rollup is complete: any process may say so, leader or not, so one
   // that never leads does not read facts for what its views already hold.
   await rollupsNeedingBackfill(rollups);
-  // Embedded chDB runs an insert or a query at a time: around queries the projector takes short
-  // batches. A ClickHouse server runs them side by side.
-  const queriesInFlight = () => {
-    const { running, queued } = capacity.admission.state;
-    return running + queued > 0;
-  };
-  await startProjectorLeadership(lifecycle, {
-    config,
-    engines,
-    rollups,
-    metrics,
-    logger,
-    now,
-    ...(engines.clickhouse.kind === 'chdb' ? { queriesInFlight } : {}),
-  });
+  await startProjectorLeadership(lifecycle, { config, engines, rollups, metrics, logger, now });
 
   if (masterKey.generated) {
     logger.warn({ file: masterKey.file }, 'generated a master key for the token endpoints');

@@ -25,8 +25,6 @@ export interface LeadershipDeps {
   metrics: CairnMetrics;
   logger: Logger;
   now: () => Date;
-  /** An analytics query is in flight on the embedded engine (projector.ts `queriesInFlight`). */
-  queriesInFlight?: () => boolean;
 }
 
 /**
@@ -65,7 +63,7 @@ export async function startProjectorLeadership(
 
 /** The projector, outbox retention and rollup backfill, for as long as this process leads. */
 async function startLeaderWork(
-  { config, engines, rollups, metrics, logger, now, queriesInFlight }: LeadershipDeps,
+  { config, engines, rollups, metrics, logger, now }: LeadershipDeps,
   lease: ProjectorLease,
 ): Promise<{ stop(): Promise<void> }> {
   const db = engines.postgres.db;
@@ -81,7 +79,6 @@ async function startLeaderWork(
       onBatch: batchObserver(metrics),
       logger,
       leadership: lease,
-      ...(queriesInFlight ? { queriesInFlight } : {}),
     },
     config.projectorPollMs,
   );

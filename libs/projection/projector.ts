@@ -1,4 +1,3 @@
-import { setTimeout as delay } from 'node:timers/promises';
 import type { ClickHouseClient } from '@clickhouse/client';
 import type { Span } from '@opentelemetry/api';
 import type { Kysely, Transaction } from 'kysely';
@@ -7,7 +6,6 @@ import { inSpan, linksTo, SpanKind } from '../tracing/tracing.ts';
 import { bareFactRow, type FactRow, toFactRow } from './fact-rows.ts';
 import type { InsertPacing } from './insert-pacing.ts';
 import {
-  BATCH_WEIGHT,
   commitPending,
   loadCheckpoint,
   nextBatchEnd,
@@ -35,12 +33,6 @@ export interface ProjectorDeps {
   signal?: AbortSignal;
   /** Spaces small inserts under a steady stream of writes (the live projector's). */
   pacing?: InsertPacing;
-  /**
-   * True while an analytics query is in flight on the same embedded engine, which runs one
-   * statement at a time: the drain then holds its next batch until none is (at most
-   * `QUERY_HOLD_MS`) and cuts that batch to a tenth. Unset: whole batches, never held.
-   */
-  queriesInFlight?: () => boolean;
   /** Told when a batch is cut short, fails or is split. */
   logger?: ProjectorLog;
   /**
@@ -112,10 +104,7 @@ export async function projectBatch(deps: ProjectorDeps): Promise<number> {
  * whole (too much work, a memory limit) so never holds every other business's facts behind it
  * on each retry. A single fact that still fails is retried as it is: skipping it would lose it.
  */
-export async function projectNext(
-  deps: ProjectorDeps,
-  short = queriedNow(deps),
-): Promise<{ facts: number; full: boolean }> {
+export async function projectNext(deps: ProjectorDeps): Promise<{ facts: number; full: boolean }> {
   const name = deps.checkpoint ?? FACTS_CHECKPOINT;
   const started = performance.now();
   const lease = fenceOf(deps.leadership);
@@ -124,8 +113,7 @@ export async function projectNext(
     const checkpoint = await loadCheckpoint(trx, name, true);
     if (checkpoint.pending) return { from: checkpoint.cursor, to: checkpoint.pending, full: true };
     if (name === FACTS_CHECKPOINT && (await swapHeld(trx))) return null;
-    const { limit, weight } = batchBounds(deps.batchSize, short);
-    const end = await nextBatchEnd(trx, checkpoint.cursor, limit, weight);
+    const end = await nextBatchEnd(trx, checkpoint.cursor, deps.batchSize);
     if (!end) return null;
     await savePending(trx, name, end);
     if (end.cut) {
@@ -134,7 +122,7 @@ export async function projectNext(
         'projector: batch cut short at its weight (facts carrying many blocked changes)',
       );
     }
-    return { from: checkpoint.cursor, to: end, full: end.cut || end.count >= limit };
+    return { from: checkpoint.cursor, to: end, full: end.cut || end.count >= deps.batchSize };
   });
   if (!batch) return { facts: 0, full: false };
   // A batch belongs to no request: its own trace, linked to the writes whose facts it carries.
@@ -143,37 +131,6 @@ export async function projectNext(
     { kind: SpanKind.CONSUMER, root: true, attributes: { 'cairn.projector.checkpoint': name } },
     (span) => projectFixed(deps, name, batch, started, span, lease),
   );
-}
-
-/** What a batch is cut to while queries use the engine (`queriesInFlight`). */
-const SHARE_WHILE_QUERIED = 10;
-/**
- * How long a batch waits for the queries in flight to end: long enough for a cheap one to
- * finish, short enough that queries asked back to back cannot stop the projection.
- */
-export const QUERY_HOLD_MS = 250;
-
-/**
- * A query in flight now is often followed by more (a dashboard's panels): the batch held for it
- * stays short even once it has ended. Short batches only then: each insert leaves parts to
- * merge, so many small ones cost the queries more than they save them.
- */
-const queriedNow = (deps: ProjectorDeps): boolean => deps.queriesInFlight?.() ?? false;
-
-function batchBounds(batchSize: number, short: boolean): { limit: number; weight: number } {
-  if (!short) return { limit: batchSize, weight: BATCH_WEIGHT };
-  return {
-    limit: Math.ceil(batchSize / SHARE_WHILE_QUERIED),
-    weight: BATCH_WEIGHT / SHARE_WHILE_QUERIED,
-  };
-}
-
-/** Until no query is in flight, `QUERY_HOLD_MS` has passed, or `signal` aborts. */
-async function holdForQueries(inFlight: () => boolean, signal?: AbortSignal): Promise<void> {
-  const until = performance.now() + QUERY_HOLD_MS;
-  while (inFlight() && performance.now() < until && !signal?.aborted) {
-    await delay(5);
-  }
 }
 
 /** The lease checks of one batch, all under the epoch it was claimed with (none without a lease). */
@@ -302,13 +259,10 @@ export async function drainOutbox(deps: ProjectorDeps): Promise<number> {
   while (!deps.signal?.aborted) {
     await deps.pacing?.ready(deps.signal);
     if (deps.signal?.aborted) break;
-    const short = queriedNow(deps);
-    if (short && deps.queriesInFlight) await holdForQueries(deps.queriesInFlight, deps.signal);
-    if (deps.signal?.aborted) break;
     const started = performance.now();
     let next: { facts: number; full: boolean };
     try {
-      next = await projectNext(deps, short);
+      next = await projectNext(deps);
     } catch (error) {
       // Another process leads now: the batch in hand is its to finish.
       if (error instanceof LeaseLostError) return total;

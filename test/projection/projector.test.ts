@@ -144,29 +144,6 @@ describe.each(engines)('projector on $name', ({ server }) => {
     expect(await counts(ch, b)).toEqual({ n: 16, u: 16 });
   });
 
-  it('takes a tenth of a batch while queries wait for the engine, whole batches once none does', async () => {
-    const b = business('queried');
-    for (let i = 0; i < 30; i++) await appendFacts(pg.db, [fact(b, `t${i}`)]);
-    await untilVisible(pg.db, b, 30);
-    const sizes: number[] = [];
-    let waiting = true;
-    const drained = await drainOutbox(
-      deps({
-        batchSize: 20,
-        queriesInFlight: () => waiting,
-        onBatch: ({ facts }: { facts: number }) => {
-          sizes.push(facts);
-          // The queries are answered after the second short batch.
-          if (sizes.length === 2) waiting = false;
-        },
-      }),
-    );
-    // A short batch is full for its bounds: the drain goes on at once rather than lingering.
-    expect(sizes).toEqual([2, 2, 20, 6]);
-    expect(drained).toBe(30);
-    expect(await counts(ch, b)).toEqual({ n: 30, u: 30 });
-  });
-
   it('gathers the facts that arrive after a small batch into one insert a linger later', async () => {
     const b = business('linger');
     await appendFacts(pg.db, [fact(b, 'first')]);
