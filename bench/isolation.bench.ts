@@ -1,5 +1,5 @@
 // `npm run bench -- isolation [--sizes 1000,10000,100000] [--probes 20] [--servers]
-//   [--backlog 100000] [--export-facts 2000000] [--connection-seconds 20]`
+//   [--backlog 100000] [--scan-facts 1000000] [--export-facts 2000000] [--connection-seconds 20]`
 // One tenant's hub task against another tenant. For each hub size: dependents and edges are
 // arranged by SQL (spread over 91 label sets: 7 projects x 13 assignees),
 // their blocked state recorded and projected; then the hub is completed over HTTP and the run
@@ -32,6 +32,7 @@ import {
   SLOW_ADDRESS,
 } from './isolation-connections.ts';
 import { measureStalledExports } from './isolation-exports.ts';
+import { measureScansBeside, scansLine } from './isolation-scans.ts';
 import { numberOption, textOption } from './options.ts';
 import { fillOutbox } from './outbox-fill.ts';
 import { percentile } from './percentile.ts';
@@ -276,6 +277,11 @@ export async function run(args: string[]): Promise<void> {
     await cairn.close();
     await database?.drop();
     await fs.rm(dataDir, { recursive: true, force: true });
+  }
+  const scanFacts = numberOption(args, 'scan-facts', 1_000_000);
+  if (scanFacts > 0) {
+    const scans = await measureScansBeside({ facts: scanFacts, probes });
+    process.stdout.write(`${scansLine(scans, scanFacts)}\n`);
   }
   const exports = await measureStalledExports({
     facts: numberOption(args, 'export-facts', 2_000_000),

@@ -22,8 +22,10 @@ export interface AdmissionLimits {
    */
   statementSlots?: number;
   /**
-   * A long statement that cheap ones have overtaken goes next once it has waited this long
-   * (default 2 s) or been overtaken `maxOvertakes` times (default 8): it is never starved.
+   * A long statement that cheap ones have overtaken takes its turn among them once it has
+   * waited this long (default 10 s) or been overtaken `maxOvertakes` times (default 8): it is
+   * never starved. Under a backlog of long ones each waits seconds in turn anyway: a shorter
+   * default would give them all back their turn and cheap ones nothing.
    */
   agingMs?: number;
   maxOvertakes?: number;
@@ -36,7 +38,7 @@ export interface AdmissionLimits {
  */
 export type StatementCost = 'cheap' | 'long';
 
-const AGING_MS = 2_000;
+const AGING_MS = 10_000;
 const MAX_OVERTAKES = 8;
 
 export type RejectReason = 'queue_full' | 'wait_expired' | 'shutting_down';
@@ -104,8 +106,8 @@ export const SPENT_BUDGET_MS = 1;
  * admitted within the wait bound, or whose principal already has a full queue, is refused with
  * `Retry-After`: 429 when the principal's own queries are what holds it back, 503 when the
  * service is busy. Within that order a freed slot goes to a cheap waiter before a long one (a
- * rollup read is not held behind facts scans), unless a long one has aged: waited `agingMs`
- * or been overtaken `maxOvertakes` times since it began to wait.
+ * rollup read is not held behind facts scans); a long one that has aged (waited `agingMs`
+ * or been overtaken `maxOvertakes` times since it began to wait) takes its turn among them.
  */
 export class Admission {
   private readonly tenants = new Map<string, Tenant>();
@@ -335,16 +337,19 @@ export class Admission {
   }
 
   /**
-   * The next waiter: an aged long one first, then a cheap one, then any; among principals with
-   * one, in the fairness order (`nextTenant`). With one cost class only, that order alone.
+   * The next waiter: a cheap or aged long one if any waits, else any; among principals with
+   * one, in the fairness order (`nextTenant`). With one cost class only, that order alone. An
+   * aged one only regains its turn: ahead of everything it would hold cheap ones behind a
+   * backlog of long ones, each of which ages while the others run.
    */
   private pick(): { tenant: Tenant; waiter: Waiter } | undefined {
     const now = performance.now();
     const agingMs = this.limits.agingMs ?? AGING_MS;
     const maxOvertakes = this.limits.maxOvertakes ?? MAX_OVERTAKES;
+    const aged = (w: Waiter) =>
+      w.overtaken > 0 && (w.overtaken >= maxOvertakes || now - w.since >= agingMs);
     const wants: Array<(waiter: Waiter) => boolean> = [
-      (w) => w.overtaken > 0 && (w.overtaken >= maxOvertakes || now - w.since >= agingMs),
-      (w) => w.cost === 'cheap',
+      (w) => w.cost === 'cheap' || aged(w),
       () => true,
     ];
     for (const want of wants) {
