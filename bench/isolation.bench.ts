@@ -1,11 +1,13 @@
 // `npm run bench -- isolation [--sizes 1000,10000,100000] [--probes 20] [--servers]
-//   [--export-facts 2000000] [--connection-seconds 20]`
+//   [--backlog 100000] [--scan-facts 1000000] [--export-facts 2000000] [--connection-seconds 20]`
 // One tenant's hub task against another tenant. For each hub size: dependents and edges are
 // arranged by SQL (spread over 91 label sets: 7 projects x 13 assignees),
 // their blocked state recorded and projected; then the hub is completed over HTTP and the run
 // prints the PUT's latency, the projector's catch-up time and this process's RSS growth
 // (embedded: the projector runs here), and, for another business during that catch-up, how
 // long its new task takes to show in /query and its cheap query's p99 against idle.
+// Then a backlog of facts (other businesses') is drained twice, once with nobody asking and once
+// while the other business asks its cheap query: the drain times and that query's p99.
 // Embedded engines by default; `--servers` uses the machine's Postgres and Redis. Then one
 // address holds 1,100 slow connections while another probes /healthz (isolation-connections.ts),
 // and 8 unread exports from 4 tokens sit beside another tenant's queries (isolation-exports.ts).
@@ -30,7 +32,9 @@ import {
   SLOW_ADDRESS,
 } from './isolation-connections.ts';
 import { measureStalledExports } from './isolation-exports.ts';
+import { measureScansBeside, scansLine } from './isolation-scans.ts';
 import { numberOption, textOption } from './options.ts';
+import { fillOutbox } from './outbox-fill.ts';
 import { percentile } from './percentile.ts';
 
 const POSTGRES = process.env.TEST_POSTGRES_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
@@ -159,8 +163,59 @@ async function measure(client: Client, size: number, probes: number): Promise<st
   ].join(' ');
 }
 
+/** From the backlog's first write until the projector has caught up, probing meanwhile or not. */
+async function drainBacklog(client: Client, facts: number, probe: boolean) {
+  const { cairn } = client;
+  const started = performance.now();
+  const filled = (async () => {
+    await fillOutbox(cairn.engines.postgres.db, facts);
+    cairn.engines.queue.add({ name: 'drain-outbox' }).catch(() => {});
+  })();
+  const times: number[] = [];
+  const before = probe ? (await cheapQuery(client)).created : 0;
+  let visibleMs = Number.NaN;
+  let written = Number.NaN;
+  if (probe) {
+    await filled;
+    written = performance.now();
+    await (
+      await client.call('POST', '/api/v1/tasks', { business: OTHER, name: 'probe' })
+    ).arrayBuffer();
+  }
+  await filled;
+  while (!(await caughtUp(cairn)) || (probe && Number.isNaN(visibleMs))) {
+    if (!probe) {
+      await sleep(50);
+      continue;
+    }
+    const answer = await cheapQuery(client);
+    times.push(answer.ms);
+    if (Number.isNaN(visibleMs) && answer.created > before) visibleMs = performance.now() - written;
+  }
+  return { seconds: (performance.now() - started) / 1000, times, visibleMs };
+}
+
+async function measureBacklog(client: Client, facts: number, probes: number): Promise<string> {
+  await untilCaughtUp(client.cairn);
+  const quiet = await drainBacklog(client, facts, false);
+  const idle = await idleP99(client, probes);
+  const busy = await drainBacklog(client, facts, true);
+  const p99 = percentile(busy.times, 0.99);
+  return [
+    `backlog ${facts}:`,
+    `drained in ${quiet.seconds.toFixed(2)} s with no query (${(facts / quiet.seconds).toFixed(0)} facts/s),`,
+    `${busy.seconds.toFixed(2)} s while queried (${(facts / busy.seconds).toFixed(0)} facts/s);`,
+    `other business: write visible in ${(busy.visibleMs / 1000).toFixed(2)} s,`,
+    `cheap query p99 ${p99.toFixed(0)} ms, median ${percentile(busy.times, 0.5).toFixed(0)} ms during the drain (${busy.times.length} probes)`,
+    `vs ${idle.toFixed(0)} ms idle (${(p99 / idle).toFixed(2)}x)`,
+  ].join(' ');
+}
+
 export async function run(args: string[]): Promise<void> {
-  const sizes = textOption(args, 'sizes', '1000,10000,100000').split(',').map(Number);
+  const sizes = textOption(args, 'sizes', '1000,10000,100000')
+    .split(',')
+    .map(Number)
+    .filter((size) => size > 0);
   const probes = numberOption(args, 'probes', 20);
   const servers = args.includes('--servers');
   process.stdout.write(
@@ -213,6 +268,8 @@ export async function run(args: string[]): Promise<void> {
       process.stdout.write(`${line}\n`);
       lines.push(line);
     }
+    const backlog = numberOption(args, 'backlog', 100_000);
+    if (backlog > 0) process.stdout.write(`${await measureBacklog(client, backlog, probes)}\n`);
     process.stdout.write(
       'targets: catch-up at 100k <= 12x the 10k figure and <= 30 s, RSS growth <= 256 MiB, PUT <= 2 s, other write visible <= 5 s, cheap query p99 <= 2x idle\n',
     );
@@ -220,6 +277,11 @@ export async function run(args: string[]): Promise<void> {
     await cairn.close();
     await database?.drop();
     await fs.rm(dataDir, { recursive: true, force: true });
+  }
+  const scanFacts = numberOption(args, 'scan-facts', 1_000_000);
+  if (scanFacts > 0) {
+    const scans = await measureScansBeside({ facts: scanFacts, probes });
+    process.stdout.write(`${scansLine(scans, scanFacts)}\n`);
   }
   const exports = await measureStalledExports({
     facts: numberOption(args, 'export-facts', 2_000_000),
