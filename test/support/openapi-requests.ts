@@ -239,12 +239,14 @@ function contextFor(doc: Json, hints: Hints, ascii = false): SchemaContext {
 /**
  * Requests for `op`: about half valid by construction, half with one mutation (a parameter or
  * a body member made invalid, a required one left out, a scalar parameter sent twice, the body
- * left out). Cases that cannot be sent as written (an empty path segment) come out as null.
+ * left out); only mutated ones with `mutationsOnly`. Cases that cannot be sent as written (an
+ * empty path segment) come out as null.
  */
 export function requestArbitrary(
   doc: Json,
   op: Operation,
   hints: Hints,
+  { mutationsOnly = false }: { mutationsOnly?: boolean } = {},
 ): fc.Arbitrary<RequestCase | null> {
   const ctxFor = (p?: Parameter) => contextFor(doc, hints, p?.in === 'header');
   const validParams = fc.tuple(
@@ -355,7 +357,12 @@ export function requestArbitrary(
       );
   }
 
-  const plans = mutations.length === 0 ? valid : fc.oneof(valid, fc.oneof(...mutations));
+  const plans =
+    mutations.length === 0
+      ? valid
+      : mutationsOnly
+        ? fc.oneof(...mutations)
+        : fc.oneof(valid, fc.oneof(...mutations));
   return plans.map((plan) => {
     const out: RequestCase = { path: {}, query: [], headers: {}, mutation: plan.mutation };
     for (const [i, p] of op.parameters.entries()) {
