@@ -17,7 +17,7 @@ export function forecastRoute(deps: AnalyticsDeps): Route {
     summary: 'Forecast when the open tasks will be done (Monte Carlo over daily throughput)',
     tags: ['analytics'],
     scope: 'analytics:read',
-    body: forecastBody,
+    body: forecastBody(deps.zones),
     successStatus: 200,
     response: forecastResponse,
     responses: { '429': 'QueryRefused', '503': 'QueryUnavailable' },

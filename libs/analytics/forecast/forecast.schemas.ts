@@ -1,6 +1,6 @@
 import { businessName } from '../../auth/business-name.ts';
 import type { JsonSchema } from '../../http/validation.ts';
-import { MAX_FILTERS, queryBody } from '../parse/query.schemas.ts';
+import { MAX_FILTERS, queryBodySchema } from '../parse/query.schemas.ts';
 import type { QueryFilter } from '../parse/query-parser.ts';
 import { PERIODS, type PeriodName } from '../period/period.ts';
 import { HORIZON_DAYS } from './monte-carlo.ts';
@@ -20,54 +20,56 @@ export interface ForecastRequest {
   seed?: number;
 }
 
-const query = queryBody.properties as Record<string, JsonSchema>;
-
-export const forecastBody: JsonSchema = {
-  type: 'object',
-  properties: {
-    business: { ...businessName, description: 'A business the token is bound to.' },
-    project: {
-      type: 'string',
-      minLength: 1,
-      maxLength: 200,
-      description: 'Only this project’s tasks (the same as a filter `project eq`).',
+/** The forecast body, its `timezone` bounded by the zones the instance's engine loads. */
+export const forecastBody = (zones?: ReadonlySet<string>): JsonSchema => {
+  const query = queryBodySchema(undefined, zones).properties as Record<string, JsonSchema>;
+  return {
+    type: 'object',
+    properties: {
+      business: { ...businessName, description: 'A business the token is bound to.' },
+      project: {
+        type: 'string',
+        minLength: 1,
+        maxLength: 200,
+        description: 'Only this project’s tasks (the same as a filter `project eq`).',
+      },
+      filters: {
+        ...query.filters,
+        maxItems: MAX_FILTERS - 1,
+        description:
+          'The `/query` filters: which tasks count, both in the open work and in the throughput.',
+      },
+      history: {
+        description:
+          'The days whose completions make the throughput: a `/query` period name, or a `date_range` pair: two dates `YYYY-MM-DD` (whole days in `timezone`, both included) or two RFC 3339 date-times with offsets (half-open), the first not after the second and at most 10 years apart. Only whole days count: today (still running) and days the projection has not reached do not; a history without one answers with no throughput and a warning `empty_history`.',
+        anyOf: [
+          { type: 'string', enum: PERIODS },
+          { ...query.date_range, description: 'Two dates, or two date-times, as `date_range`.' },
+        ],
+      },
+      timezone: {
+        ...query.timezone,
+        description:
+          'The IANA time zone days are counted in (history and completion dates), one the service’s ICU and ClickHouse both know; default `UTC`.',
+      },
+      trials: {
+        type: 'integer',
+        minimum: MIN_TRIALS,
+        maximum: MAX_TRIALS,
+        default: DEFAULT_TRIALS,
+        description: 'How many futures to simulate.',
+      },
+      seed: {
+        type: 'integer',
+        minimum: 0,
+        maximum: MAX_SEED,
+        description:
+          'Fixes the simulation: the same seed over the same data gives the same answer. Absent: a random one, echoed in `metadata.seed`.',
+      },
     },
-    filters: {
-      ...query.filters,
-      maxItems: MAX_FILTERS - 1,
-      description:
-        'The `/query` filters: which tasks count, both in the open work and in the throughput.',
-    },
-    history: {
-      description:
-        'The days whose completions make the throughput: a `/query` period name, or a `date_range` pair: two dates `YYYY-MM-DD` (whole days in `timezone`, both included) or two RFC 3339 date-times with offsets (half-open), the first not after the second and at most 10 years apart. Only whole days count: today (still running) and days the projection has not reached do not; a history without one answers with no throughput and a warning `empty_history`.',
-      anyOf: [
-        { type: 'string', enum: PERIODS },
-        { ...query.date_range, description: 'Two dates, or two date-times, as `date_range`.' },
-      ],
-    },
-    timezone: {
-      ...query.timezone,
-      description:
-        'The IANA time zone days are counted in (history and completion dates); default `UTC`.',
-    },
-    trials: {
-      type: 'integer',
-      minimum: MIN_TRIALS,
-      maximum: MAX_TRIALS,
-      default: DEFAULT_TRIALS,
-      description: 'How many futures to simulate.',
-    },
-    seed: {
-      type: 'integer',
-      minimum: 0,
-      maximum: MAX_SEED,
-      description:
-        'Fixes the simulation: the same seed over the same data gives the same answer. Absent: a random one, echoed in `metadata.seed`.',
-    },
-  },
-  required: ['business', 'history'],
-  additionalProperties: false,
+    required: ['business', 'history'],
+    additionalProperties: false,
+  };
 };
 
 const percentiles = (item: JsonSchema, description: string): JsonSchema => ({
