@@ -3,7 +3,6 @@ import type { Lasting } from './execute/answer-reuse.ts';
 import { type Horizon, horizonStatement, validUntil } from './execute/answer-validity.ts';
 import type { Holding } from './execute/kept-parts.ts';
 import type { Execution, QueryRun } from './execute/query-execution.ts';
-import { statementCost } from './execute/statement-cost.ts';
 import type { AnalyticsQuery } from './parse/query-parser.ts';
 import type { QueryPlan } from './plan/query-plan.ts';
 import { nullLabels, type Row, sortRows, zeroFill } from './shape/query-rows.ts';
@@ -62,9 +61,7 @@ async function execute(
   statement: Statement,
   dimensions: AnalyticsQuery['dimensions'],
 ): Promise<Ran> {
-  const { answer, cache, ownReads, partial } = await run.execute(statement, statement.ownReads, {
-    cost: statementCost(statement.source),
-  });
+  const { answer, cache, ownReads, partial } = await run.execute(statement, statement.ownReads);
   const read = ownReadFigures(ownReads?.data);
   return {
     rows: nullLabels(answer.data, dimensions),
@@ -231,8 +228,7 @@ async function horizonAt(
     const { answer, partial } = await queryRun.execute(
       horizonStatement(plan, now, plan.businesses),
       undefined,
-      // Only facts from now on: the current month's partition at most, not a scan.
-      { store: false, cost: 'cheap' },
+      { store: false },
     );
     return partial ? null : (answer.data[0] as unknown as Horizon);
   };

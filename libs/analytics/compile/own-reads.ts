@@ -44,8 +44,6 @@ export interface Scan {
 /** A statement as the planner hands it out: with the statement that counts what it reads. */
 export interface Statement extends CompiledRows {
   ownReads: CompiledQuery;
-  /** The table it reads: what its cost in the engine is judged by (statement-cost.ts). */
-  source: SourceName;
 }
 
 /** Each fact column's size in a row: a string by its length in bytes, others by their width. */

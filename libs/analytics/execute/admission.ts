@@ -21,25 +21,7 @@ export interface AdmissionLimits {
    * principals, so another principal's query waits behind at most one running statement.
    */
   statementSlots?: number;
-  /**
-   * A long statement that cheap ones have overtaken takes its turn among them once it has
-   * waited this long (default 10 s) or been overtaken `maxOvertakes` times (default 8): it is
-   * never starved. Under a backlog of long ones each waits seconds in turn anyway: a shorter
-   * default would give them all back their turn and cheap ones nothing.
-   */
-  agingMs?: number;
-  maxOvertakes?: number;
 }
-
-/**
- * What a statement is expected to cost the engine, from its plan: cheap when it reads a
- * rollup's pre-aggregated rows or looks up a narrow range; long when it scans facts, replays
- * or exports. Unknown work counts as long, so it never goes ahead of anything.
- */
-export type StatementCost = 'cheap' | 'long';
-
-const AGING_MS = 10_000;
-const MAX_OVERTAKES = 8;
 
 export type RejectReason = 'queue_full' | 'wait_expired' | 'shutting_down';
 
@@ -59,19 +41,14 @@ export interface QueryTicket {
   /**
    * Runs one statement: `work` gets the budget left for it in ms (at least a token amount when
    * the query's budget is spent, so a statement still answers, flagged partial by its caller).
-   * Cheap statements take a freed slot before long ones (see `Admission`).
    */
-  run<T>(work: (budgetMs: number) => Promise<T>, cost?: StatementCost): Promise<T>;
+  run<T>(work: (budgetMs: number) => Promise<T>): Promise<T>;
   /** Ends the query: frees its place; statements of it still waiting are refused. */
   close(): void;
 }
 
 interface Waiter {
   ticket: Ticket;
-  cost: StatementCost;
-  /** When it began to wait, and how many cheap waiters were served before it since. */
-  since: number;
-  overtaken: number;
   admit(): void;
   fail(error: AppError): void;
 }
@@ -105,9 +82,7 @@ export const SPENT_BUDGET_MS = 1;
  * to the principal served longest ago, at every statement boundary. A query that cannot be
  * admitted within the wait bound, or whose principal already has a full queue, is refused with
  * `Retry-After`: 429 when the principal's own queries are what holds it back, 503 when the
- * service is busy. Within that order a freed slot goes to a cheap waiter before a long one (a
- * rollup read is not held behind facts scans); a long one that has aged (waited `agingMs`
- * or been overtaken `maxOvertakes` times since it began to wait) takes its turn among them.
+ * service is busy.
  */
 export class Admission {
   private readonly tenants = new Map<string, Tenant>();
@@ -138,15 +113,10 @@ export class Admission {
   }
 
   /** Runs `work` as a query of one statement: admitted, then run, then closed. */
-  async run<T>(
-    principal: string,
-    signal: AbortSignal,
-    work: () => Promise<T>,
-    cost: StatementCost = 'long',
-  ): Promise<T> {
+  async run<T>(principal: string, signal: AbortSignal, work: () => Promise<T>): Promise<T> {
     const ticket = this.ticket(principal, signal, Number.POSITIVE_INFINITY);
     try {
-      return await ticket.run(work, cost);
+      return await ticket.run(work);
     } finally {
       ticket.close();
     }
@@ -184,7 +154,7 @@ export class Admission {
    * Admits `ticket`'s query; with statement slots, the admission hands its first statement the
    * engine too (so a query counts as waiting until it really starts).
    */
-  admit(ticket: Ticket, cost: StatementCost): Promise<void> {
+  admit(ticket: Ticket): Promise<void> {
     if (this.closed) return Promise.reject(this.refusal('shutting_down'));
     const tenant = this.tenant(ticket.principal);
     // Slots are handed out as soon as they free up, so a free one here means nobody who could
@@ -203,14 +173,14 @@ export class Admission {
       return Promise.reject(this.refusal('queue_full', tenant));
     }
     const enqueued = performance.now();
-    return this.wait(tenant, ticket, cost, 'queue', {
+    return this.wait(tenant, ticket, 'queue', {
       timeoutMs: this.limits.maxWaitMs,
       onAdmit: () => this.observer.waited?.(performance.now() - enqueued),
     });
   }
 
   /** The engine for one more statement of an admitted query, in turn with other principals. */
-  statement(ticket: Ticket, cost: StatementCost): Promise<void> {
+  statement(ticket: Ticket): Promise<void> {
     if (!this.perStatement) return Promise.resolve();
     const tenant = this.tenant(ticket.principal);
     if (this.engineFree() && !this.anyWaiting()) {
@@ -218,7 +188,7 @@ export class Admission {
       tenant.lastServed = ++this.served;
       return Promise.resolve();
     }
-    return this.wait(tenant, ticket, cost, 'next', {});
+    return this.wait(tenant, ticket, 'next', {});
   }
 
   /** A statement of `ticket` has left the engine. */
@@ -247,7 +217,6 @@ export class Admission {
   private wait(
     tenant: Tenant,
     ticket: Ticket,
-    cost: StatementCost,
     line: 'queue' | 'next',
     options: { timeoutMs?: number; onAdmit?: () => void },
   ): Promise<void> {
@@ -265,9 +234,6 @@ export class Admission {
       };
       const waiter: Waiter = {
         ticket,
-        cost,
-        since: performance.now(),
-        overtaken: 0,
         admit: () => {
           clearTimeout(timer);
           signal.removeEventListener('abort', onAbort);
@@ -313,69 +279,26 @@ export class Admission {
   }
 
   private anyWaiting(): boolean {
-    return this.nextTenant(() => true) !== undefined;
+    return this.nextTenant() !== undefined;
   }
 
   private dispatch(): void {
     while (this.engineFree()) {
-      const pick = this.pick();
-      if (!pick) return;
-      const { tenant, waiter } = pick;
-      if (waiter.cost === 'cheap') this.overtake();
-      const at = tenant.next.indexOf(waiter);
-      if (at >= 0) {
-        tenant.next.splice(at, 1);
+      const next = this.nextTenant();
+      if (!next) return;
+      if (next.next.length > 0) {
+        // A running query's next statement goes before a new query of the same principal.
+        const waiter = next.next.shift() as Waiter;
         this.busy++;
-        tenant.lastServed = ++this.served;
+        next.lastServed = ++this.served;
+        waiter.admit();
       } else {
-        tenant.queue.shift();
+        const waiter = next.queue.shift() as Waiter;
         this.queued--;
-        this.startQuery(tenant, waiter.ticket);
-      }
-      waiter.admit();
-    }
-  }
-
-  /**
-   * The next waiter: a cheap or aged long one if any waits, else any; among principals with
-   * one, in the fairness order (`nextTenant`). With one cost class only, that order alone. An
-   * aged one only regains its turn: ahead of everything it would hold cheap ones behind a
-   * backlog of long ones, each of which ages while the others run.
-   */
-  private pick(): { tenant: Tenant; waiter: Waiter } | undefined {
-    const now = performance.now();
-    const agingMs = this.limits.agingMs ?? AGING_MS;
-    const maxOvertakes = this.limits.maxOvertakes ?? MAX_OVERTAKES;
-    const aged = (w: Waiter) =>
-      w.overtaken > 0 && (w.overtaken >= maxOvertakes || now - w.since >= agingMs);
-    const wants: Array<(waiter: Waiter) => boolean> = [
-      (w) => w.cost === 'cheap' || aged(w),
-      () => true,
-    ];
-    for (const want of wants) {
-      const tenant = this.nextTenant((w) => want(w));
-      const waiter = tenant && this.candidates(tenant).find(want);
-      if (tenant && waiter) return { tenant, waiter };
-    }
-    return undefined;
-  }
-
-  /** A cheap waiter is served: every long one that could have been is overtaken once more. */
-  private overtake(): void {
-    for (const tenant of this.tenants.values()) {
-      for (const waiter of this.candidates(tenant)) {
-        if (waiter.cost === 'long') waiter.overtaken++;
+        this.startQuery(next, waiter.ticket);
+        waiter.admit();
       }
     }
-  }
-
-  /**
-   * Who of a principal may take the engine now: its admitted queries' statements (before a new
-   * query of its own), then the head of its queue when its caps allow one more query.
-   */
-  private candidates(tenant: Tenant): Waiter[] {
-    const head = tenant.queue[0];
-    return head && this.startable(tenant) ? [...tenant.next, head] : tenant.next;
   }
 
   private startable(tenant: Tenant): boolean {
@@ -387,10 +310,10 @@ export class Admission {
     );
   }
 
-  private nextTenant(want: (waiter: Waiter) => boolean): Tenant | undefined {
+  private nextTenant(): Tenant | undefined {
     let best: Tenant | undefined;
     for (const tenant of this.tenants.values()) {
-      if (!this.candidates(tenant).some(want)) continue;
+      if (tenant.next.length === 0 && !this.startable(tenant)) continue;
       if (!best) {
         best = tenant;
         continue;
@@ -494,14 +417,14 @@ class Ticket implements QueryTicket {
     this.budgetMs = budgetMs;
   }
 
-  async run<T>(work: (budgetMs: number) => Promise<T>, cost: StatementCost = 'long'): Promise<T> {
+  async run<T>(work: (budgetMs: number) => Promise<T>): Promise<T> {
     if (this.closed) throw new AppError('unavailable', 'The query has ended.');
     if (!this.admission) {
       // The first statement's admission brings it the engine as well.
       this.admission = inSpan(
         'admission wait',
         { attributes: { 'cairn.admission.line': 'queue' } },
-        () => this.owner.admit(this, cost),
+        () => this.owner.admit(this),
       ).then(() => {
         this.admittedAt = performance.now();
         // Closed while it waited (another statement of it failed): give everything back.
@@ -516,7 +439,7 @@ class Ticket implements QueryTicket {
       await this.admission;
       if (this.closed) throw new AppError('unavailable', 'The query has ended.');
       await inSpan('admission wait', { attributes: { 'cairn.admission.line': 'next' } }, () =>
-        this.owner.statement(this, cost),
+        this.owner.statement(this),
       );
     }
     this.begin();

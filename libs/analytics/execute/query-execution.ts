@@ -4,12 +4,7 @@ import { AppError } from '../../http/errors.ts';
 import { clickHouseStorageFault } from '../../storage/clickhouse-errors.ts';
 import { ANY_TAG } from '../../storage/result-store.ts';
 import type { CompiledQuery } from '../compile/query-compiler.ts';
-import {
-  Admission,
-  type AdmissionLimits,
-  type QueryTicket,
-  type StatementCost,
-} from './admission.ts';
+import { Admission, type AdmissionLimits, type QueryTicket } from './admission.ts';
 import { AnswerReuse } from './answer-reuse.ts';
 import { ResultCache } from './result-cache.ts';
 
@@ -186,13 +181,12 @@ export class QueryRun {
   /**
    * `ownReads`, when given, counts what the statement reads (`own-reads.ts`); it runs only when
    * the cache did not answer the statement. `store: false` keeps a statement bound to the clock
-   * reading out of the cache: it would never be found again. `cost` (from the plan; unknown
-   * is long) orders the statement against others waiting for the engine (admission.ts).
+   * reading out of the cache: it would never be found again.
    */
   async execute(
     compiled: CompiledQuery,
     ownReads?: CompiledQuery,
-    { store = true, cost = 'long' }: { store?: boolean; cost?: StatementCost } = {},
+    { store = true }: { store?: boolean } = {},
   ): Promise<Execution> {
     const { cache } = this.deps;
     const { options } = this;
@@ -210,8 +204,8 @@ export class QueryRun {
     // The companion starts beside the statement: on a server the two run at once; on chDB
     // each takes the engine in its turn.
     const [answer, counts] = await Promise.all([
-      this.ticket.run((budgetMs) => this.onEngine(compiled, budgetMs), cost),
-      ownReads ? this.countOwnReads(ownReads, cost) : undefined,
+      this.ticket.run((budgetMs) => this.onEngine(compiled, budgetMs)),
+      ownReads ? this.countOwnReads(ownReads) : undefined,
     ]);
     const { partial, ...kept } = answer;
     if (cache && key && !partial) await cache.set(key, kept, this.tags);
@@ -257,7 +251,7 @@ export class QueryRun {
    * The figures depend on the watermark alone, so a cached count serves even a caller who asked
    * for a fresh answer; these lookups stay out of the cache's hit and miss counts.
    */
-  private countOwnReads(ownReads: CompiledQuery, cost: StatementCost): Promise<Statement> {
+  private countOwnReads(ownReads: CompiledQuery): Promise<Statement> {
     const { cache } = this.deps;
     const key = ResultCache.key(ownReads, this.options.watermark);
     let counting = this.counted.get(key);
@@ -265,7 +259,7 @@ export class QueryRun {
       counting = (async () => {
         const cached = cache ? await cache.get<EngineAnswer>(key, { observe: false }) : undefined;
         if (cached) return { ...cached, partial: false };
-        const counts = await this.ticket.run((budgetMs) => this.onEngine(ownReads, budgetMs), cost);
+        const counts = await this.ticket.run((budgetMs) => this.onEngine(ownReads, budgetMs));
         const { partial, ...kept } = counts;
         if (cache && !partial) await cache.set(key, kept, this.tags);
         return counts;

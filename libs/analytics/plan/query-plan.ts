@@ -88,7 +88,7 @@ export function planQuery(
     const compileOptions = { ...rest, businesses, source, stateBase };
     const compiled = compileRows(variant, compileOptions);
     const scans = scansOf(variant, compileOptions);
-    return { ...compiled, source, ownReads: compileOwnReads(compiled, scans, businesses) };
+    return { ...compiled, ownReads: compileOwnReads(compiled, scans, businesses) };
   };
   const whole = { ...query, dimensions: [], orderBy: [] };
   const totalsOf = (of: ResolvedPeriod, now: Date) =>
