@@ -4,9 +4,8 @@ import fs from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { startCairn } from '../apps/server/cairn.ts';
-import { issueToken } from '../libs/auth/token.service.ts';
 import { generateFacts } from '../libs/demo/fact-generator.ts';
-import { benchConfig } from './bench-reader.ts';
+import { benchConfig, benchReader } from './bench-reader.ts';
 import { percentile } from './percentile.ts';
 
 const SCANNING = ['biz-0', 'biz-1', 'biz-2', 'biz-3'];
@@ -40,14 +39,8 @@ export async function measureScansBeside(options: {
   try {
     const ch = cairn.engines.clickhouse.client;
     await generateFacts(ch, { facts: options.facts, seed: 5, now: new Date(), businesses: 5 });
-    const issue = async (businesses: string[]) => {
-      const issued = await issueToken(
-        cairn.engines.postgres.db,
-        { name: 'bench', scopes: ['analytics:read'], businesses, kind: 'service_account' },
-        new Date(),
-      );
-      return `Bearer ${issued.token}`;
-    };
+    const issue = async (businesses: string[]) =>
+      `Bearer ${(await benchReader(cairn, config, businesses)).token}`;
     const ask = async (authorization: string, body: unknown) => {
       const started = performance.now();
       const res = await fetch(`${cairn.url}/api/v1/query`, {

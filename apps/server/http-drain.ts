@@ -23,8 +23,8 @@ export interface HttpDrain {
  * keep a second or two inside), and only if nothing has arrived on it by the time the event
  * loop has read what the kernel holds (connection-share.ts). Closing idle sockets any sooner
  * reset a pooled client's request on a loaded machine. Sockets with a request in flight are
- * never cut: the deadline in main.ts bounds the whole drain. Made before the server, so readiness can ask it whether
- * the server drains.
+ * never cut: the deadline in main.ts bounds the whole drain. Made before the server, so
+ * readiness can ask it whether the server drains.
  */
 export function httpDrain(): HttpDrain {
   let draining = false;
