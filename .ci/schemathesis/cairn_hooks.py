@@ -8,14 +8,18 @@
   is requested as one `not` over the catalog. Schemathesis 4.25 spells each `allOf` of
   alternatives out case by case, at most 32, and this rule has 2^33, so its generator refuses the
   whole body ("Schema Error"). The hook takes that one keyword out of the schema Schemathesis
-  loads (no other), and filter_case keeps the positive cases to it instead; the service and the
-  published keyword are checked against each other by test/api-document/openapi-property.test.ts. Likewise
+  loads (no other), and map_case makes the positive cases keep it instead (items naming a field
+  not requested, or one named before, are taken out); the service and the published keyword are
+  checked against each other by test/api-document/openapi-property.test.ts. Likewise
   `date_range` runs forwards over at most 10 years (its description; JSON Schema cannot compare
-  two items), as does a forecast's `history` given as dates. A saved view's `query` is a query
-  body and is treated as one; a positive view with `prometheus: true` has no dimensions, since
-  whether its answer fits the series cap (a 422 beyond it) depends on the data.
+  two items), as does a forecast's `history` given as dates: a drawn pair is put in order, and
+  one further apart becomes its first date twice. A saved view's `query` is a query body and is
+  treated as one; a positive view with `prometheus: true` and dimensions is made a plain view,
+  since whether its answer fits the series cap (a 422 beyond it) depends on the data. Positive
+  cases are repaired rather than filtered: most drawn `q` texts of the GET forms break a rule,
+  and filtering them out trips Hypothesis' filter_too_much health check.
 - `offset` of the dependents and dependencies listings is a signed cursor: only one the service
-  issued (`next_offset`) is valid, so drawn ones are dropped from positive cases; the stateful
+  issued (`next_offset`) is valid, so a drawn one is taken out of positive cases; the stateful
   phase follows the documented links, which carry real cursors.
 - Filter groups: the document writes `any` groups out level by level, 3 deep. Schemathesis
   4.25's coverage phase crashes inside Python's AST compiler on the third level ("AST
@@ -34,7 +38,7 @@
   (`If-Match`, `Idempotency-Key`) keep those cases.
 - The two tokens the run tests with are never revoked (`DELETE /api/v1/tokens/{id}` with their
   ids, which the stateful phase finds in `GET /api/v1/tokens`): the rest of the run would be 401s.
-Negative cases are left as drawn.
+Negative cases are otherwise left as drawn.
 """
 
 import json
@@ -65,22 +69,43 @@ def _instant(text):
         return None
 
 
-def _parser_rules_hold(body):
+def _repaired_range(pair):
+    """A drawn date_range made to run forwards over at most ten years, else as it was."""
+    if not isinstance(pair, list) or len(pair) != 2 or not all(isinstance(v, str) for v in pair):
+        return pair
+    start, end = (_instant(v) for v in pair)
+    if start is None or end is None or (start.tzinfo is None) != (end.tzinfo is None):
+        return pair
+    first, second = (pair[0], pair[1]) if start <= end else (pair[1], pair[0])
+    if abs((end - start).days) > TEN_YEARS_DAYS:
+        return [first, first]
+    return [first, second]
+
+
+def _repaired_query(body):
+    """A drawn query body made to keep the rules the loaded schema no longer states.
+
+    order_by names each field once and only a requested one; date_range runs forwards over at
+    most ten years. Repaired rather than filtered: a filter rejecting most draws trips
+    Hypothesis' filter_too_much check on the GET forms, whose `q` is drawn as text.
+    """
     if not isinstance(body, dict):
-        return True
-    requested = set(body.get("metrics") or []) | set(body.get("dimensions") or [])
-    order_by = body.get("order_by") or []
-    if any(isinstance(item, dict) and item.get("field") not in requested for item in order_by):
-        return False
-    date_range = body.get("date_range")
-    if isinstance(date_range, list) and len(date_range) == 2:
-        start, end = (_instant(v) if isinstance(v, str) else None for v in date_range)
-        if start is not None and end is not None:
-            if start.tzinfo is None and end.tzinfo is not None or start.tzinfo is not None and end.tzinfo is None:
-                return True
-            if start > end or (end - start).days > TEN_YEARS_DAYS:
-                return False
-    return True
+        return body
+    body = dict(body)
+    order_by = body.get("order_by")
+    if isinstance(order_by, list):
+        requested = set(body.get("metrics") or []) | set(body.get("dimensions") or [])
+        seen, kept = set(), []
+        for item in order_by:
+            field = item.get("field") if isinstance(item, dict) else None
+            if isinstance(field, str) and (field not in requested or field in seen):
+                continue
+            seen.add(field)
+            kept.append(item)
+        body["order_by"] = kept
+    if "date_range" in body:
+        body["date_range"] = _repaired_range(body["date_range"])
+    return body
 
 
 def _is_order_by_rule(schema):
@@ -202,26 +227,34 @@ def filter_case(ctx, case):
             return False
     if not _positive(case):
         return not _only_free_headers_negated(case)
-    path = case.operation.path
-    if path in QUERY_PATHS:
-        if case.method.upper() == "POST":
-            return _parser_rules_hold(case.body)
-        q = (case.query or {}).get("q")
-        if isinstance(q, str):
-            try:
-                return _parser_rules_hold(json.loads(q))
-            except ValueError:
-                return True
-        return True
-    if path in VIEW_PATHS and case.method.upper() in ("POST", "PUT") and isinstance(case.body, dict):
-        query = case.body.get("query")
-        # Whether a gauge view's answer fits the series cap depends on the data, not the body.
-        if case.body.get("prometheus") is True and isinstance(query, dict) and query.get("dimensions"):
-            return False
-        return _parser_rules_hold(query)
-    if path == "/api/v1/forecast" and isinstance(case.body, dict):
-        # A history given as dates runs forwards, as a query's date_range does.
-        return _parser_rules_hold({"date_range": case.body.get("history")})
-    if path in CURSOR_PATHS and "offset" in (case.query or {}):
-        return False
     return True
+
+
+@schemathesis.hook
+def map_case(ctx, case):
+    if not _positive(case):
+        return case
+    path, method = case.operation.path, case.method.upper()
+    if path in QUERY_PATHS and method == "POST":
+        case.body = _repaired_query(case.body)
+    elif path in QUERY_PATHS and isinstance((case.query or {}).get("q"), str):
+        try:
+            q = json.loads(case.query["q"])
+        except ValueError:
+            return case
+        if isinstance(q, dict):
+            case.query = {**case.query, "q": json.dumps(_repaired_query(q))}
+    elif path in VIEW_PATHS and method in ("POST", "PUT") and isinstance(case.body, dict):
+        body = dict(case.body)
+        # Whether a gauge view's answer fits the series cap depends on the data, not the body.
+        if body.get("prometheus") is True and isinstance(body.get("query"), dict) and body["query"].get("dimensions"):
+            body["prometheus"] = False
+        if "query" in body:
+            body["query"] = _repaired_query(body["query"])
+        case.body = body
+    elif path == "/api/v1/forecast" and isinstance(case.body, dict) and "history" in case.body:
+        # A history given as dates runs forwards, as a query's date_range does.
+        case.body = {**case.body, "history": _repaired_range(case.body["history"])}
+    elif path in CURSOR_PATHS and "offset" in (case.query or {}):
+        case.query = {k: v for k, v in case.query.items() if k != "offset"}
+    return case
